@@ -1,0 +1,128 @@
+# pdd - parallel block-device copier
+#
+#   make            build ./pdd
+#   make check      install what is missing, build, run every test
+#   make demo       install what is missing, build, clone a sample image
+#   make install    PREFIX=/usr/local DESTDIR=
+#   V=1             show the commands
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+WARN     = -Wall -Wextra -Werror
+ALL_CFLAGS = -std=gnu11 $(WARN) -Iinclude $(CFLAGS)
+LDLIBS   = -lpthread -lm
+
+ifeq ($(V),1)
+Q =
+msg = @true
+else
+Q = @
+msg = @printf '  %-6s %s\n'
+endif
+
+SRCS = src/main.c src/args.c src/dev.c src/plan.c src/copy.c src/seq.c \
+       src/stats.c src/msg.c src/engine.c src/engines/threads.c
+LIB_SRCS = $(filter-out src/main.c,$(SRCS))
+HDRS = $(wildcard include/*.h)
+
+UNIT_TESTS = args plan seq stats
+TOOLS = tests/tools/stamp
+
+.PHONY: all check demo install uninstall clean deps unit unit-san tsan clang \
+	dev-tests FORCE
+
+all: pdd
+
+# --- the program -----------------------------------------------------------
+
+build/%.o: %.c $(HDRS)
+	$(msg) CC $<
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+pdd: $(SRCS:%.c=build/%.o)
+	$(msg) LINK $@
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+
+# --- dependencies from the distribution ------------------------------------
+
+deps:
+	$(Q)scripts/install-deps.sh
+
+# --- tests -----------------------------------------------------------------
+
+# the same sources built again with sanitizers, each set in its own tree
+build/asan/%.o: %.c $(HDRS)
+	$(msg) CC-SAN $<
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=address,undefined -fno-omit-frame-pointer \
+		-fno-sanitize-recover=all -c -o $@ $<
+
+build/tsan/%.o: %.c $(HDRS)
+	$(msg) CC-TSAN $<
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=thread -c -o $@ $<
+
+build/clang/%.o: %.c $(HDRS) FORCE
+	$(msg) CLANG $<
+	@mkdir -p $(dir $@)
+	$(Q)clang $(ALL_CFLAGS) -c -o $@ $<
+
+build/test-%: tests/unit/test-%.c $(LIB_SRCS:%.c=build/%.o)
+	$(msg) LINK $@
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
+
+build/asan/test-%: tests/unit/test-%.c $(LIB_SRCS:%.c=build/asan/%.o)
+	$(msg) LINK $@
+	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all \
+		-o $@ $^ -lcmocka $(LDLIBS)
+
+build/tsan/pdd: $(SRCS:%.c=build/tsan/%.o)
+	$(msg) LINK $@
+	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=thread -o $@ $^ $(LDLIBS)
+
+tests/tools/%: tests/tools/%.c
+	$(msg) CC $<
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $<
+
+unit: $(UNIT_TESTS:%=build/test-%)
+	$(Q)for t in $^; do $$t || exit 1; done
+
+unit-san: $(UNIT_TESTS:%=build/asan/test-%)
+	$(Q)for t in $^; do ASAN_OPTIONS=detect_leaks=1 $$t || exit 1; done
+
+clang: $(SRCS:%.c=build/clang/%.o)
+	@echo "  clang: no warnings"
+
+tsan: build/tsan/pdd $(TOOLS)
+	$(Q)PDD=build/tsan/pdd tests/run-tests tests/dev/tsan-threads.sh
+
+dev-tests: pdd $(TOOLS)
+	$(Q)tests/run-tests
+
+check: deps
+	$(Q)$(MAKE) --no-print-directory all $(TOOLS)
+	$(Q)$(MAKE) --no-print-directory clang
+	$(Q)$(MAKE) --no-print-directory unit
+	$(Q)$(MAKE) --no-print-directory unit-san
+	$(Q)$(MAKE) --no-print-directory tsan
+	$(Q)$(MAKE) --no-print-directory dev-tests
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all $(TOOLS)
+	$(Q)scripts/demo.sh
+
+# --- install ---------------------------------------------------------------
+
+install: pdd
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 pdd $(DESTDIR)$(PREFIX)/bin/pdd
+	install -m 644 man/pdd.1 $(DESTDIR)$(PREFIX)/share/man/man1/pdd.1
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/pdd $(DESTDIR)$(PREFIX)/share/man/man1/pdd.1
+
+clean:
+	rm -rf build pdd $(TOOLS)

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The engine interface.  The copy core (copy.c) decides what to read and
+ * write and in which order; an engine only moves bytes.  The core hands an
+ * engine one request at a time with submit() and collects finished ones
+ * with reap(); it never waits on a particular request.  A synchronous
+ * engine may complete a request inside submit() and hand it back from the
+ * next reap().  Engines are listed in one table in engine.c.
+ */
+#ifndef PDD_ENGINE_H
+#define PDD_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "pdd.h"
+
+/* One read or write.  The core fills every field but res and next. */
+struct pdd_req {
+	enum pdd_op op;			/* PDD_OP_READ or PDD_OP_WRITE */
+	int fd;				/* descriptor to use */
+	bool positional;		/* pread/pwrite at off; else read/write */
+	void *buf;			/* data, aligned for the descriptor */
+	size_t len;			/* bytes asked for */
+	uint64_t off;			/* byte offset in the file */
+	ssize_t res;			/* set by the engine: bytes moved or -errno;
+					 * fewer than len is allowed (the core
+					 * resubmits the rest), 0 on a read is end
+					 * of file */
+	uint64_t idx;			/* transfer number, the core's */
+	struct pdd_req *next;		/* link for the engine's queues */
+};
+
+struct pdd_engine;
+
+struct pdd_engine_ops {
+	const char *name;		/* "threads", later "uring", "aio", "sg" */
+	/* 0 if this engine can drive these two sides, else -ENOTSUP etc. */
+	int (*probe)(const struct pdd_dev *in, const struct pdd_dev *out);
+	/* set up for e->threads workers and e->depth requests in flight */
+	int (*init)(struct pdd_engine *e);
+	/* start rq; 0 or -errno (then rq is not owned by the engine) */
+	int (*submit)(struct pdd_engine *e, struct pdd_req *rq);
+	/* wait until at least one request is done and store up to max of them
+	 * in done[]; returns how many, or -errno */
+	int (*reap)(struct pdd_engine *e, struct pdd_req **done, unsigned int max);
+	/* stop and free; every submitted request has been reaped */
+	void (*exit)(struct pdd_engine *e);
+};
+
+struct pdd_engine {
+	const struct pdd_engine_ops *ops;	/* the engine's hooks */
+	unsigned int threads;		/* worker threads to use */
+	unsigned int depth;		/* most requests in flight at once */
+	void *priv;			/* the engine's own state */
+};
+
+extern const struct pdd_engine_ops pdd_threads_ops;
+
+int pdd_engine_setup(struct pdd_engine *e, const char *name,
+		     const struct pdd_dev *in, const struct pdd_dev *out,
+		     unsigned int threads, unsigned int depth);
+bool pdd_engine_known(const char *name);
+void pdd_engine_names(char *buf, size_t len);
+
+#endif

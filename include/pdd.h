@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * pdd - parallel block-device copier.
+ *
+ * The pieces a copy passes through, in order: operands (args.c) become
+ * struct pdd_opts; each side is opened and measured (dev.c) into a
+ * struct pdd_dev; the two are checked against each other (plan.c) into a
+ * struct pdd_plan; the copy core (copy.c) drives an engine (engine.h) and
+ * fills a struct pdd_result; the report (stats.c) prints it.  Below main()
+ * every function returns 0 or -errno; diagnostics go through msg.c.
+ */
+#ifndef PDD_H
+#define PDD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define PDD_VERSION "0.1.0"
+
+/* Limits on what the operands may ask for. */
+#define PDD_MAX_THREADS		1024		/* as sgp_dd */
+#define PDD_MAX_XFER		(1ULL << 30)	/* bytes in one transfer */
+#define PDD_MAX_INFLIGHT_BYTES	(256ULL << 20)	/* buffer memory in flight */
+#define PDD_MAX_QD		4096		/* requests in flight */
+
+/* iflag= and oflag= bits */
+#define PDD_F_DIRECT	(1u << 0)	/* O_DIRECT even on a regular file */
+#define PDD_F_NODIRECT	(1u << 1)	/* never O_DIRECT */
+#define PDD_F_DSYNC	(1u << 2)	/* O_DSYNC */
+#define PDD_F_EXCL	(1u << 3)	/* O_EXCL: exclusive device, or new file */
+#define PDD_F_APPEND	(1u << 4)	/* of only: O_APPEND, written in order */
+#define PDD_F_TRUNC	(1u << 5)	/* of only: truncate to seek= first */
+#define PDD_F_NOCREAT	(1u << 6)	/* of only: never create the file */
+
+enum pdd_status {
+	PDD_STATUS_DEFAULT,		/* records and bytes lines */
+	PDD_STATUS_NOXFER,		/* records lines only */
+	PDD_STATUS_NONE,		/* errors only */
+};
+
+/* What the command line asked for, before any file is looked at. */
+struct pdd_opts {
+	const char *in_path;		/* if=, NULL or "-" for stdin */
+	const char *out_path;		/* of=, NULL or "-" for stdout */
+	uint64_t bs;			/* bs=, 0 when not given */
+	uint64_t bpt;			/* bpt=, 0 when not given */
+	uint64_t skip;			/* skip= in blocks of bs */
+	uint64_t seek;			/* seek= in blocks of bs */
+	uint64_t count;			/* count= in blocks of bs */
+	bool count_given;		/* count= was on the command line */
+	unsigned int threads;		/* threads= / thr= */
+	unsigned int qd;		/* qd=, 0 for the engine's default */
+	const char *engine;		/* engine=, "auto" by default */
+	unsigned int iflags;		/* PDD_F_* for the input */
+	unsigned int oflags;		/* PDD_F_* for the output */
+	bool sync;			/* sync=1: flush the output at the end */
+	bool time;			/* time=1: sgp_dd's timing line and CPU */
+	enum pdd_status status;		/* status= */
+	int verbose;			/* verbose= / deb= / -v */
+	bool dry_run;			/* --dry-run: plan only */
+	bool help;			/* --help */
+	bool version;			/* --version */
+};
+
+enum pdd_kind {
+	PDD_KIND_FILE,			/* regular file */
+	PDD_KIND_BLOCK,			/* block device */
+	PDD_KIND_FIFO,			/* FIFO, pipe, socket or tty: a stream */
+	PDD_KIND_CHAR,			/* other character device: a stream */
+	PDD_KIND_NULL,			/* /dev/null or "." : discards, empty */
+	PDD_KIND_ZERO,			/* /dev/zero: endless zeros */
+	PDD_KIND_SG,			/* SCSI generic, char major 21 */
+	PDD_KIND_RAW,			/* raw device, char major 162 */
+};
+
+/* One side of the copy, opened and measured. */
+struct pdd_dev {
+	const char *path;		/* as given; "-" for stdin or stdout */
+	const char *name;		/* for messages */
+	bool output;			/* the of= side */
+	enum pdd_kind kind;		/* what it is */
+	int fd;				/* descriptor for aligned I/O; -1 until opened */
+	int fd_buf;			/* buffered descriptor for unaligned pieces
+					 * when direct; same as fd otherwise */
+	bool own_fd;			/* we opened fd (close it) */
+	bool missing;			/* output file does not exist yet */
+	bool seekable;			/* positional I/O is possible */
+	bool stream;			/* must be read or written in order */
+	bool direct;			/* fd has O_DIRECT */
+	bool size_known;		/* size is meaningful */
+	uint64_t size;			/* bytes, whole logical blocks for devices */
+	unsigned int lbs;		/* logical block size (1 for streams) */
+	unsigned int pbs;		/* physical block size */
+	unsigned int io_align;		/* offset and length multiple for direct I/O */
+	unsigned int mem_align;		/* buffer address multiple for direct I/O */
+	uint64_t max_xfer;		/* device's largest request, 0 if unknown */
+	unsigned int flags;		/* PDD_F_* that applied */
+};
+
+/* The copy as it will run: every number checked against both devices. */
+struct pdd_plan {
+	uint64_t bs;			/* block size: unit of skip, seek, count */
+	uint64_t bpt;			/* blocks per transfer */
+	size_t xfer;			/* bytes per transfer, bs * bpt */
+	uint64_t in_off;		/* first input byte, skip * bs */
+	uint64_t out_off;		/* first output byte, seek * bs */
+	uint64_t total;			/* bytes to copy; PDD_UNTIL_EOF for streams */
+	unsigned int depth;		/* transfers in flight */
+	unsigned int threads;		/* worker threads */
+	size_t buf_align;		/* buffer address alignment */
+	const char *engine;		/* engine name asked for */
+};
+
+#define PDD_UNTIL_EOF UINT64_MAX
+
+enum pdd_op {
+	PDD_OP_NONE,
+	PDD_OP_READ,
+	PDD_OP_WRITE,
+	PDD_OP_FLUSH,
+};
+
+/* What happened: enough to print the report and pick the exit status. */
+struct pdd_result {
+	uint64_t in_bytes;		/* bytes read and accepted for writing */
+	uint64_t out_bytes;		/* bytes written, contiguous from out_off */
+	int err;			/* first error as -errno, 0 if none */
+	enum pdd_op err_op;		/* what failed */
+	uint64_t err_off;		/* byte offset of the failure in its file */
+	double secs;			/* wall time of the copy and flush */
+	double user_secs;		/* CPU time in user mode */
+	double sys_secs;		/* CPU time in the kernel */
+	const char *engine;		/* engine that ran */
+};
+
+/* args.c */
+int pdd_parse_num(const char *s, uint64_t *out);
+int pdd_parse_args(int argc, char **argv, struct pdd_opts *o);
+void pdd_usage(FILE *f);
+
+/* dev.c */
+int pdd_dev_open(struct pdd_dev *d, const char *path, bool output,
+		 unsigned int flags);
+int pdd_dev_create(struct pdd_dev *d, uint64_t trunc_to);
+int pdd_dev_skip_stream(struct pdd_dev *d, uint64_t bytes);
+int pdd_dev_flush(struct pdd_dev *d);
+void pdd_dev_close(struct pdd_dev *d);
+const char *pdd_kind_name(enum pdd_kind k);
+int pdd_dev_pick_fd(const struct pdd_dev *d, uint64_t off, size_t len,
+		    const void *buf);
+
+/* plan.c */
+int pdd_plan_make(const struct pdd_opts *o, const struct pdd_dev *in,
+		  const struct pdd_dev *out, struct pdd_plan *p);
+void pdd_plan_print(FILE *f, const struct pdd_plan *p,
+		    const struct pdd_dev *in, const struct pdd_dev *out);
+
+/* copy.c */
+int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
+	     struct pdd_dev *out, const struct pdd_opts *o,
+	     struct pdd_result *r);
+
+/* stats.c */
+size_t pdd_fmt_human(char *buf, size_t len, double v, bool iec);
+size_t pdd_fmt_records(char *buf, size_t len, const char *dir,
+		       uint64_t bytes, uint64_t bs);
+size_t pdd_fmt_bytes_line(char *buf, size_t len, uint64_t bytes, double secs);
+size_t pdd_fmt_time_line(char *buf, size_t len, uint64_t bytes, double secs);
+void pdd_report(const struct pdd_opts *o, const struct pdd_plan *p,
+		const struct pdd_result *r);
+int pdd_exit_status(const struct pdd_result *r);
+
+/* msg.c: the one place that prints diagnostics */
+extern FILE *pdd_msg_stream;
+extern int pdd_verbose;
+void pdd_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void pdd_info(int level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void pdd_usage_error(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,47 @@
+#!/bin/sh
+# Install from the distribution's packages whatever pdd's build, tests and
+# demo need and this machine lacks.  Libraries are looked up with
+# pkg-config (or, for the two without a .pc file, their headers); tools by
+# name.  Only apt-get is used: nothing is downloaded from anywhere else.
+set -eu
+
+missing=""
+need_pkg() {	# need_pkg PACKAGE TEST...
+	pkg=$1; shift
+	if ! "$@" >/dev/null 2>&1; then
+		missing="$missing $pkg"
+	fi
+}
+have_cmd() { command -v "$1"; }
+have_pc() { pkg-config --exists "$1"; }
+have_hdr() { test -e "/usr/include/$1"; }
+
+need_pkg pkg-config	have_cmd pkg-config
+need_pkg gcc		have_cmd gcc
+need_pkg make		have_cmd make
+need_pkg liburing-dev	have_pc liburing
+need_pkg libaio-dev	have_hdr libaio.h
+need_pkg libsgutils2-dev have_hdr scsi/sg_lib.h
+need_pkg libcmocka-dev	have_pc cmocka
+need_pkg clang		have_cmd clang
+need_pkg valgrind	have_cmd valgrind
+need_pkg sg3-utils	have_cmd sgp_dd
+need_pkg fio		have_cmd fio
+need_pkg fuse3		have_cmd fusermount3
+need_pkg libfuse3-dev	have_pc fuse3
+need_pkg util-linux	have_cmd losetup
+need_pkg e2fsprogs	have_cmd mkfs.ext4
+need_pkg gnuplot-nox	have_cmd gnuplot
+
+if [ -z "$missing" ]; then
+	exit 0
+fi
+echo "install-deps: missing:$missing"
+if [ "$(id -u)" != 0 ]; then
+	echo "install-deps: run as root (or: apt-get install$missing)" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+# shellcheck disable=SC2086
+apt-get install -y -q --no-install-recommends $missing

@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The command line: a sorted table of operands, number parsing with dd's
+ * and sgp_dd's suffixes, and the checks that need no file opened.  Any
+ * problem is one line naming the operand, then the pointer to --help.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "engine.h"
+#include "pdd.h"
+
+/* Multiplier for a suffix, or 0 if it is not one.  One letter is binary
+ * (K = 1024) as in dd and sgp_dd; a letter then B (or D) is decimal
+ * (kB = 1000); a letter then iB is binary again (KiB = 1024). */
+static uint64_t suffix_mult(const char *s)
+{
+	static const char letters[] = "KMGTPE";
+	const char *p;
+	uint64_t bin = 1024, dec = 1000;
+
+	if (!*s)
+		return 1;
+	if (!s[1]) {
+		switch (*s) {
+		case 'c': case 'C':
+			return 1;
+		case 'w': case 'W':
+			return 2;
+		case 'b': case 'B':
+			return 512;
+		}
+	}
+	p = strchr(letters, *s >= 'a' && *s <= 'z' ? *s - 'a' + 'A' : *s);
+	if (!p || !*s)
+		return 0;
+	for (const char *q = letters; q < p; q++) {
+		bin *= 1024;
+		dec *= 1000;
+	}
+	if (!s[1])
+		return bin;
+	if (!s[2] && strchr("bBdD", s[1]))
+		return dec;
+	if (!strcasecmp(s + 1, "iB"))
+		return bin;
+	return 0;
+}
+
+/*
+ * Parse a count of bytes or blocks: decimal or 0x hex, an optional suffix,
+ * and optionally 'x' and another such number to multiply by (2x512).
+ * Negative numbers, junk and values above INT64_MAX are refused, so every
+ * result can become an off_t.  Returns 0, -EINVAL or -ERANGE.
+ */
+int pdd_parse_num(const char *s, uint64_t *out)
+{
+	uint64_t v = 0, mult, rest;
+	const char *p = s;
+	int base = 10, digits = 0;
+	char *x;
+
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+		base = 16;
+		p += 2;
+	}
+	for (;; p++) {
+		unsigned int d;
+
+		if (*p >= '0' && *p <= '9')
+			d = *p - '0';
+		else if (base == 16 && *p >= 'a' && *p <= 'f')
+			d = *p - 'a' + 10;
+		else if (base == 16 && *p >= 'A' && *p <= 'F')
+			d = *p - 'A' + 10;
+		else
+			break;
+		if (__builtin_mul_overflow(v, (uint64_t)base, &v) ||
+		    __builtin_add_overflow(v, (uint64_t)d, &v))
+			return -ERANGE;
+		digits++;
+	}
+	if (!digits)
+		return -EINVAL;
+
+	/* the suffix runs up to an 'x' that starts another number */
+	x = strpbrk(p, "xX");
+	if (x) {
+		char suf[8];
+		size_t n = x - p;
+		int err;
+
+		if (n >= sizeof(suf))
+			return -EINVAL;
+		memcpy(suf, p, n);
+		suf[n] = '\0';
+		mult = suffix_mult(suf);
+		if (!mult)
+			return -EINVAL;
+		err = pdd_parse_num(x + 1, &rest);
+		if (err)
+			return err;
+		if (__builtin_mul_overflow(mult, rest, &mult))
+			return -ERANGE;
+	} else {
+		mult = suffix_mult(p);
+		if (!mult)
+			return -EINVAL;
+	}
+	if (__builtin_mul_overflow(v, mult, &v) || v > INT64_MAX)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+enum arg_kind {
+	ARG_PATH,		/* const char * */
+	ARG_U64,		/* uint64_t, number with suffixes */
+	ARG_UINT,		/* unsigned int, number with suffixes */
+	ARG_BOOL,		/* bool, 0 or 1 */
+	ARG_INT,		/* int, verbosity */
+	ARG_IFLAGS,		/* iflag list */
+	ARG_OFLAGS,		/* oflag list */
+	ARG_ENGINE,		/* engine name */
+	ARG_STATUS,		/* none, noxfer */
+};
+
+struct operand {
+	const char *name;	/* before the '=' */
+	enum arg_kind kind;	/* how to parse the value */
+	size_t off;		/* field in struct pdd_opts */
+	uint64_t min, max;	/* range for numbers */
+	int id;			/* aliases share one: thr= repeats threads= */
+};
+
+#define OPT(f) offsetof(struct pdd_opts, f)
+
+/* Sorted by name for bsearch. */
+static const struct operand operands[] = {
+	{ "bpt",	ARG_U64,	OPT(bpt),	1, PDD_MAX_XFER, 0 },
+	{ "bs",		ARG_U64,	OPT(bs),	1, PDD_MAX_XFER, 1 },
+	{ "count",	ARG_U64,	OPT(count),	0, INT64_MAX,	2 },
+	{ "deb",	ARG_INT,	OPT(verbose),	0, 9,		3 },
+	{ "engine",	ARG_ENGINE,	OPT(engine),	0, 0,		4 },
+	{ "if",		ARG_PATH,	OPT(in_path),	0, 0,		5 },
+	{ "iflag",	ARG_IFLAGS,	OPT(iflags),	0, 0,		6 },
+	{ "of",		ARG_PATH,	OPT(out_path),	0, 0,		7 },
+	{ "oflag",	ARG_OFLAGS,	OPT(oflags),	0, 0,		8 },
+	{ "qd",		ARG_UINT,	OPT(qd),	1, PDD_MAX_QD,	9 },
+	{ "seek",	ARG_U64,	OPT(seek),	0, INT64_MAX,	10 },
+	{ "skip",	ARG_U64,	OPT(skip),	0, INT64_MAX,	11 },
+	{ "status",	ARG_STATUS,	OPT(status),	0, 0,		12 },
+	{ "sync",	ARG_BOOL,	OPT(sync),	0, 1,		13 },
+	{ "thr",	ARG_UINT,	OPT(threads),	1, PDD_MAX_THREADS, 14 },
+	{ "threads",	ARG_UINT,	OPT(threads),	1, PDD_MAX_THREADS, 14 },
+	{ "time",	ARG_BOOL,	OPT(time),	0, 1,		15 },
+	{ "verbose",	ARG_INT,	OPT(verbose),	0, 9,		3 },
+};
+#define N_OPERANDS (sizeof(operands) / sizeof(operands[0]))
+
+struct flag {
+	const char *name;	/* as written in the list */
+	unsigned int bit;	/* PDD_F_* */
+	bool out_only;		/* meaningless for the input */
+};
+
+static const struct flag flags[] = {
+	{ "append",	PDD_F_APPEND,	true },
+	{ "direct",	PDD_F_DIRECT,	false },
+	{ "dsync",	PDD_F_DSYNC,	false },
+	{ "excl",	PDD_F_EXCL,	false },
+	{ "nocreat",	PDD_F_NOCREAT,	true },
+	{ "nodirect",	PDD_F_NODIRECT,	false },
+	{ "trunc",	PDD_F_TRUNC,	true },
+};
+
+static int parse_flags(const char *op, const char *val, bool output,
+		       unsigned int *out)
+{
+	char buf[256];
+	unsigned int v = 0;
+	char *tok, *save;
+
+	if (!*val || strlen(val) >= sizeof(buf)) {
+		pdd_usage_error("%s=%s: invalid flag list", op, val);
+		return -EINVAL;
+	}
+	strcpy(buf, val);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		const struct flag *f = NULL;
+
+		for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+			if (!strcmp(flags[i].name, tok))
+				f = &flags[i];
+		if (!f) {
+			pdd_usage_error("%s=%s: unknown flag '%s'", op, val, tok);
+			return -EINVAL;
+		}
+		if (f->out_only && !output) {
+			pdd_usage_error("%s=%s: '%s' applies to oflag= only",
+					op, val, tok);
+			return -EINVAL;
+		}
+		if (v & f->bit) {
+			pdd_usage_error("%s=%s: '%s' given twice", op, val, tok);
+			return -EINVAL;
+		}
+		v |= f->bit;
+	}
+	if ((v & PDD_F_DIRECT) && (v & PDD_F_NODIRECT)) {
+		pdd_usage_error("%s=%s: 'direct' and 'nodirect' contradict", op, val);
+		return -EINVAL;
+	}
+	if ((v & PDD_F_APPEND) && (v & PDD_F_TRUNC)) {
+		pdd_usage_error("%s=%s: 'append' and 'trunc' contradict", op, val);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+static int cmp_operand(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct operand *)elem)->name);
+}
+
+static int set_operand(struct pdd_opts *o, const struct operand *op,
+		       const char *val)
+{
+	char *field = (char *)o + op->off;
+	uint64_t v;
+	int err;
+
+	switch (op->kind) {
+	case ARG_PATH:
+		if (!*val) {
+			pdd_usage_error("%s=: missing file name", op->name);
+			return -EINVAL;
+		}
+		*(const char **)field = val;
+		return 0;
+	case ARG_IFLAGS:
+		return parse_flags(op->name, val, false, (unsigned int *)field);
+	case ARG_OFLAGS:
+		return parse_flags(op->name, val, true, (unsigned int *)field);
+	case ARG_ENGINE:
+		if (!pdd_engine_known(val)) {
+			char names[128];
+
+			pdd_engine_names(names, sizeof(names));
+			pdd_usage_error("engine=%s: unknown engine (choose from %s)",
+					val, names);
+			return -EINVAL;
+		}
+		*(const char **)field = val;
+		return 0;
+	case ARG_STATUS:
+		if (!strcmp(val, "none"))
+			*(enum pdd_status *)field = PDD_STATUS_NONE;
+		else if (!strcmp(val, "noxfer"))
+			*(enum pdd_status *)field = PDD_STATUS_NOXFER;
+		else {
+			pdd_usage_error("status=%s: unknown status (choose none or noxfer)",
+					val);
+			return -EINVAL;
+		}
+		return 0;
+	default:
+		break;
+	}
+
+	err = pdd_parse_num(val, &v);
+	if (err == -ERANGE) {
+		pdd_usage_error("%s=%s: number too large", op->name, val);
+		return err;
+	}
+	if (err) {
+		pdd_usage_error("%s=%s: invalid number", op->name, val);
+		return err;
+	}
+	if (v < op->min) {
+		pdd_usage_error("%s=%s: must be at least %llu", op->name, val,
+				(unsigned long long)op->min);
+		return -EINVAL;
+	}
+	if (v > op->max) {
+		pdd_usage_error("%s=%s: must be at most %llu", op->name, val,
+				(unsigned long long)op->max);
+		return -EINVAL;
+	}
+	switch (op->kind) {
+	case ARG_U64:
+		*(uint64_t *)field = v;
+		break;
+	case ARG_UINT:
+		*(unsigned int *)field = (unsigned int)v;
+		break;
+	case ARG_INT:
+		*(int *)field = (int)v;
+		break;
+	case ARG_BOOL:
+		*(bool *)field = v != 0;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static int parse_option(struct pdd_opts *o, const char *arg)
+{
+	if (!strcmp(arg, "--help") || !strcmp(arg, "-h"))
+		o->help = true;
+	else if (!strcmp(arg, "--version") || !strcmp(arg, "-V"))
+		o->version = true;
+	else if (!strcmp(arg, "--dry-run"))
+		o->dry_run = true;
+	else if (!strcmp(arg, "--verbose"))
+		o->verbose++;
+	else if (arg[1] == 'v' && strspn(arg + 1, "v") == strlen(arg + 1))
+		o->verbose += (int)strlen(arg + 1);
+	else {
+		pdd_usage_error("unknown option '%s'", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Checks between operands that need no file opened. */
+static int check_conflicts(const struct pdd_opts *o)
+{
+	if ((o->oflags & PDD_F_APPEND) && o->seek) {
+		pdd_usage_error("oflag=append and seek= contradict: appended data goes to the end");
+		return -EINVAL;
+	}
+	if ((o->oflags & PDD_F_EXCL) && (o->oflags & PDD_F_NOCREAT)) {
+		pdd_usage_error("oflag=excl,nocreat: 'excl' makes a new file, 'nocreat' forbids it");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int pdd_parse_args(int argc, char **argv, struct pdd_opts *o)
+{
+	bool seen[32] = { false };
+	int err;
+
+	memset(o, 0, sizeof(*o));
+	o->threads = 4;
+	o->engine = "auto";
+	o->sync = true;
+
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		const char *eq = strchr(arg, '=');
+		const struct operand *op;
+		char name[16];
+		size_t n;
+
+		if (arg[0] == '-' && arg[1] && !eq) {
+			err = parse_option(o, arg);
+			if (err)
+				return err;
+			continue;
+		}
+		n = eq ? (size_t)(eq - arg) : 0;
+		if (!eq || n == 0 || n >= sizeof(name)) {
+			pdd_usage_error("unknown operand '%s'", arg);
+			return -EINVAL;
+		}
+		memcpy(name, arg, n);
+		name[n] = '\0';
+		op = bsearch(name, operands, N_OPERANDS, sizeof(*op), cmp_operand);
+		if (!op) {
+			pdd_usage_error("unknown operand '%s'", arg);
+			return -EINVAL;
+		}
+		if (seen[op->id]) {
+			pdd_usage_error("%s= given more than once", name);
+			return -EINVAL;
+		}
+		seen[op->id] = true;
+		err = set_operand(o, op, eq + 1);
+		if (err)
+			return err;
+		if (!strcmp(name, "count"))
+			o->count_given = true;
+	}
+	if (o->help || o->version)
+		return 0;
+	return check_conflicts(o);
+}
+
+void pdd_usage(FILE *f)
+{
+	fputs(
+"Usage: pdd [OPERAND]... [OPTION]...\n"
+"Copy a file or block device to another, in parallel, block offsets in order.\n"
+"\n"
+"  if=FILE        read from FILE (block device, file, FIFO; '-' stdin)\n"
+"  of=FILE        write to FILE ('-' stdout; '.' or /dev/null discard)\n"
+"  bs=BYTES       block size, the unit of skip, seek and count\n"
+"                 (default: logical block size of a device input, else 512)\n"
+"  bpt=BLOCKS     blocks per transfer (default 128, or 32 when bs >= 2048)\n"
+"  skip=BLOCKS    skip BLOCKS blocks of the input\n"
+"  seek=BLOCKS    skip BLOCKS blocks of the output before writing\n"
+"  count=BLOCKS   copy BLOCKS blocks (default: the rest of the input)\n"
+"  threads=N      worker threads, also thr=N (default 4, at most 1024)\n"
+"  qd=N           transfers in flight (default 2 per thread)\n"
+"  engine=NAME    auto or threads (default auto)\n"
+"  iflag=FLAGS    direct,nodirect,dsync,excl\n"
+"  oflag=FLAGS    direct,nodirect,dsync,excl,append,trunc,nocreat\n"
+"  sync=0|1       flush the output before exit (default 1)\n"
+"  time=0|1       print transfer time, rate and CPU use (default 0)\n"
+"  status=WHICH   none (errors only) or noxfer (no bytes line)\n"
+"  verbose=N      diagnostics on stderr, also deb=N and -v\n"
+"\n"
+"  --dry-run      open and check everything, print the plan, copy nothing\n"
+"  -h, --help     show this help\n"
+"  -V, --version  show the version\n"
+"  -v, --verbose  one more level of diagnostics\n"
+"\n"
+"Numbers take the suffixes c=1 w=2 b=512 K=KiB=1024 kB=1000 M=MiB MB G=GiB GB\n"
+"T=TiB TB, a 0x prefix for hex, and NxM for products.\n"
+"Block devices use direct I/O unless iflag/oflag=nodirect.\n"
+"See pdd(1) for exit statuses and examples.\n", f);
+}

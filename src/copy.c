@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The copy core.  The range is cut into transfers of bs*bpt bytes,
+ * numbered from 0.  One loop hands reads to the engine, passes each
+ * finished read to the sequencer, issues writes in ascending transfer
+ * order as the sequencer allows, and retires finished writes into the
+ * done mark.  The engine only moves bytes; every decision is made here,
+ * in one thread, so no lock is ever held across a read or a write.
+ *
+ * A short read or write is resubmitted for the rest; a read that returns
+ * nothing is the end of the input.  The first error (lowest transfer)
+ * stops new reads; what is below it is still written, then the loop
+ * drains and returns.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "engine.h"
+#include "pdd.h"
+#include "seq.h"
+
+struct slot {
+	struct pdd_req rq;		/* the request in flight for this slot */
+	char *buf;			/* one transfer's data */
+	size_t len;			/* bytes this transfer should move */
+	size_t got;			/* bytes read so far */
+	size_t put;			/* bytes written so far */
+};
+
+struct core {
+	const struct pdd_plan *p;	/* what to copy */
+	struct pdd_dev *in, *out;	/* the two sides */
+	struct pdd_engine eng;		/* who moves the bytes */
+	struct pdd_seq seq;		/* write order and done mark */
+	struct slot *slots;		/* seq.win of them; transfer i uses i % win */
+	unsigned int reads;		/* reads in flight */
+	unsigned int writes;		/* writes in flight */
+	uint64_t retired;		/* transfers counted into out_bytes */
+	uint64_t err_idx;		/* transfer of the error in r */
+	struct pdd_result *r;		/* what happened */
+};
+
+static struct slot *slot_of(struct core *c, uint64_t idx)
+{
+	return &c->slots[idx % c->seq.win];
+}
+
+/* Keep the error of the lowest transfer: that is where the copy stops. */
+static void fail(struct core *c, uint64_t idx, enum pdd_op op, uint64_t off, int err)
+{
+	pdd_seq_stop_at(&c->seq, idx);
+	if (c->r->err && idx >= c->err_idx)
+		return;
+	c->r->err = err;
+	c->r->err_op = op;
+	c->r->err_off = off;
+	c->err_idx = idx;
+}
+
+static int submit(struct core *c, struct slot *s)
+{
+	int err = c->eng.ops->submit(&c->eng, &s->rq);
+
+	if (err)
+		return err;
+	if (s->rq.op == PDD_OP_READ)
+		c->reads++;
+	else
+		c->writes++;
+	return 0;
+}
+
+static void submit_read(struct core *c, uint64_t idx)
+{
+	struct slot *s = slot_of(c, idx);
+	struct pdd_req *rq = &s->rq;
+	uint64_t off = c->p->in_off + idx * c->p->xfer + s->got;
+	int err;
+
+	rq->op = PDD_OP_READ;
+	rq->idx = idx;
+	rq->buf = s->buf + s->got;
+	rq->len = s->len - s->got;
+	rq->off = off;
+	rq->positional = !c->in->stream;
+	rq->fd = pdd_dev_pick_fd(c->in, off, rq->len, rq->buf);
+	err = submit(c, s);
+	if (err)
+		fail(c, idx, PDD_OP_READ, off, err);
+}
+
+static void start_read(struct core *c)
+{
+	uint64_t idx = pdd_seq_start_read(&c->seq);
+	struct slot *s = slot_of(c, idx);
+	uint64_t start = idx * c->p->xfer;
+
+	s->len = c->p->xfer;
+	if (c->p->total != PDD_UNTIL_EOF && c->p->total - start < s->len)
+		s->len = (size_t)(c->p->total - start);
+	s->got = 0;
+	s->put = 0;
+	submit_read(c, idx);
+}
+
+static void retire(struct core *c, uint64_t idx)
+{
+	pdd_seq_write_done(&c->seq, idx);
+	/* the sequencer frees slots behind the done mark, but nothing reuses
+	 * them before the next read starts, so their lengths are still here */
+	while (c->retired < c->seq.done)
+		c->r->out_bytes += slot_of(c, c->retired++)->got;
+}
+
+static void submit_write(struct core *c, uint64_t idx)
+{
+	struct slot *s = slot_of(c, idx);
+	struct pdd_req *rq = &s->rq;
+	uint64_t off = c->p->out_off + idx * c->p->xfer + s->put;
+	int err;
+
+	if (c->out->kind == PDD_KIND_NULL) {	/* nothing to do to discard */
+		s->put = s->got;
+		retire(c, idx);
+		return;
+	}
+	rq->op = PDD_OP_WRITE;
+	rq->idx = idx;
+	rq->buf = s->buf + s->put;
+	rq->len = s->got - s->put;
+	rq->off = off;
+	rq->positional = !c->out->stream;
+	rq->fd = pdd_dev_pick_fd(c->out, off, rq->len, rq->buf);
+	err = submit(c, s);
+	if (err)
+		fail(c, idx, PDD_OP_WRITE, off, err);
+}
+
+static void read_done(struct core *c, struct slot *s)
+{
+	uint64_t idx = s->rq.idx;
+
+	if (idx >= c->seq.end) {		/* past an error or the end */
+		pdd_seq_drop(&c->seq, idx);
+		return;
+	}
+	if (s->rq.res < 0) {
+		fail(c, idx, PDD_OP_READ, s->rq.off, (int)s->rq.res);
+		return;
+	}
+	s->got += (size_t)s->rq.res;
+	if (s->rq.res == 0) {			/* end of the input */
+		pdd_seq_stop_at(&c->seq, s->got ? idx + 1 : idx);
+		if (!s->got) {
+			pdd_seq_drop(&c->seq, idx);
+			return;
+		}
+	} else if (s->got < s->len) {
+		submit_read(c, idx);
+		return;
+	}
+	pdd_seq_read_done(&c->seq, idx);
+}
+
+static void write_done(struct core *c, struct slot *s)
+{
+	uint64_t idx = s->rq.idx;
+
+	if (s->rq.res <= 0) {
+		/* a write that moves nothing would move nothing again */
+		fail(c, idx, PDD_OP_WRITE, s->rq.off, s->rq.res ? (int)s->rq.res : -ENOSPC);
+		return;
+	}
+	s->put += (size_t)s->rq.res;
+	if (s->put < s->got) {
+		if (idx < c->seq.end)
+			submit_write(c, idx);
+		return;
+	}
+	retire(c, idx);
+}
+
+/* Start what may start: reads while slots are free, then every write the
+ * sequencer releases.  A stream takes one request at a time, in order. */
+static void issue(struct core *c)
+{
+	bool more;
+	uint64_t idx;
+
+	do {
+		more = false;
+		while (pdd_seq_can_read(&c->seq) && !(c->in->stream && c->reads)) {
+			start_read(c);
+			more = true;
+		}
+		while (!(c->out->stream && c->writes) &&
+		       pdd_seq_next_write(&c->seq, &idx)) {
+			c->r->in_bytes += slot_of(c, idx)->got;
+			submit_write(c, idx);
+			more = true;
+		}
+	} while (more);
+}
+
+static int run(struct core *c)
+{
+	struct pdd_req *done[64];
+	int n;
+
+	for (;;) {
+		issue(c);
+		if (!c->reads && !c->writes)
+			return 0;
+		n = c->eng.ops->reap(&c->eng, done, 64);
+		if (n < 0)
+			return n;
+		for (int i = 0; i < n; i++) {
+			struct slot *s = (struct slot *)done[i];	/* rq is first */
+
+			if (s->rq.op == PDD_OP_READ) {
+				c->reads--;
+				read_done(c, s);
+			} else {
+				c->writes--;
+				write_done(c, s);
+			}
+		}
+	}
+}
+
+static int setup(struct core *c)
+{
+	uint64_t ntrans = PDD_UNTIL_EOF;
+	const struct pdd_plan *p = c->p;
+	int err;
+
+	if (p->total != PDD_UNTIL_EOF)
+		ntrans = p->total / p->xfer + (p->total % p->xfer != 0);
+	err = pdd_seq_init(&c->seq, p->depth, ntrans);
+	if (err)
+		return err;
+	c->slots = calloc(p->depth, sizeof(*c->slots));
+	if (!c->slots)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < p->depth; i++) {
+		err = posix_memalign((void **)&c->slots[i].buf, p->buf_align, p->xfer);
+		if (err)
+			return -err;
+	}
+	err = pdd_engine_setup(&c->eng, p->engine, c->in, c->out, p->threads, p->depth);
+	if (err) {
+		pdd_error("cannot start engine '%s': %s", p->engine, strerror(-err));
+		return err;
+	}
+	c->r->engine = c->eng.ops->name;
+	pdd_info(1, "engine %s, %u threads, %u transfers of %zu bytes in flight",
+		 c->eng.ops->name, p->threads, p->depth, p->xfer);
+	return 0;
+}
+
+static void teardown(struct core *c)
+{
+	if (c->eng.ops)
+		c->eng.ops->exit(&c->eng);
+	if (c->slots)
+		for (unsigned int i = 0; i < c->seq.win; i++)
+			free(c->slots[i].buf);
+	free(c->slots);
+	pdd_seq_free(&c->seq);
+}
+
+static double now(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double tv_secs(struct timeval tv)
+{
+	return (double)tv.tv_sec + tv.tv_usec / 1e6;
+}
+
+static void report_error(const struct core *c)
+{
+	const struct pdd_result *r = c->r;
+	const struct pdd_plan *p = c->p;
+
+	switch (r->err_op) {
+	case PDD_OP_READ:
+		pdd_error("error reading '%s' at block %" PRIu64 ": %s", c->in->name,
+			  r->err_off / p->bs, strerror(-r->err));
+		break;
+	case PDD_OP_WRITE:
+		pdd_error("error writing '%s' at block %" PRIu64 ": %s", c->out->name,
+			  r->err_off / p->bs, strerror(-r->err));
+		break;
+	case PDD_OP_FLUSH:
+		pdd_error("error flushing '%s': %s", c->out->name, strerror(-r->err));
+		break;
+	default:
+		pdd_error("copy failed: %s", strerror(-r->err));
+		break;
+	}
+	/* the done mark: where a rerun would pick up */
+	pdd_error("%" PRIu64 " bytes are copied: input below block %" PRIu64
+		  " is in output below block %" PRIu64, r->out_bytes,
+		  (p->in_off + r->out_bytes) / p->bs, (p->out_off + r->out_bytes) / p->bs);
+}
+
+/* Copy the planned range from in to out; fills r.  Returns 0 when the
+ * copy ran (r->err says whether it finished), or -errno when it could not
+ * start. */
+int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
+	     struct pdd_dev *out, const struct pdd_opts *o,
+	     struct pdd_result *r)
+{
+	struct core c = { .p = p, .in = in, .out = out, .r = r };
+	struct rusage ru0, ru1;
+	double t0;
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	r->engine = p->engine;
+	err = setup(&c);
+	if (err) {
+		teardown(&c);
+		return err;
+	}
+	getrusage(RUSAGE_SELF, &ru0);
+	t0 = now(CLOCK_MONOTONIC);
+
+	err = run(&c);
+	if (err && !r->err)
+		fail(&c, c.seq.next_write, PDD_OP_NONE, 0, err);
+	if (o->sync && r->out_bytes) {
+		err = pdd_dev_flush(out);
+		if (err && !r->err) {
+			r->err = err;
+			r->err_op = PDD_OP_FLUSH;
+		}
+	}
+
+	r->secs = now(CLOCK_MONOTONIC) - t0;
+	getrusage(RUSAGE_SELF, &ru1);
+	r->user_secs = tv_secs(ru1.ru_utime) - tv_secs(ru0.ru_utime);
+	r->sys_secs = tv_secs(ru1.ru_stime) - tv_secs(ru0.ru_stime);
+	teardown(&c);
+	if (r->err)
+		report_error(&c);
+	return 0;
+}

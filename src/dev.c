@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * One side of a copy: open it, find out what it is (block device, file,
+ * FIFO, /dev/null, /dev/zero, sg or raw device) and measure it: logical
+ * and physical block size, size in whole logical blocks, the largest
+ * request and the alignment direct I/O needs.  A missing output file is
+ * only created once the plan has passed (pdd_dev_create), so a refused
+ * command leaves nothing behind.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "pdd.h"
+
+#define SG_MAJOR	21	/* SCSI generic */
+#define RAW_MAJOR	162	/* raw devices */
+#define MEM_MAJOR	1	/* /dev/null is 1:3, /dev/zero 1:5 */
+
+const char *pdd_kind_name(enum pdd_kind k)
+{
+	static const char *const names[] = {
+		[PDD_KIND_FILE] = "regular file",
+		[PDD_KIND_BLOCK] = "block device",
+		[PDD_KIND_FIFO] = "fifo",
+		[PDD_KIND_CHAR] = "character device",
+		[PDD_KIND_NULL] = "null",
+		[PDD_KIND_ZERO] = "zero",
+		[PDD_KIND_SG] = "sg device",
+		[PDD_KIND_RAW] = "raw device",
+	};
+	return names[k];
+}
+
+static enum pdd_kind classify(const struct stat *st)
+{
+	if (S_ISREG(st->st_mode))
+		return PDD_KIND_FILE;
+	if (S_ISBLK(st->st_mode))
+		return PDD_KIND_BLOCK;
+	if (S_ISCHR(st->st_mode)) {
+		unsigned int maj = major(st->st_rdev), min = minor(st->st_rdev);
+
+		if (maj == SG_MAJOR)
+			return PDD_KIND_SG;
+		if (maj == RAW_MAJOR)
+			return PDD_KIND_RAW;
+		if (maj == MEM_MAJOR && min == 3)
+			return PDD_KIND_NULL;
+		if (maj == MEM_MAJOR && min == 5)
+			return PDD_KIND_ZERO;
+		return PDD_KIND_CHAR;
+	}
+	return PDD_KIND_FIFO;	/* FIFO, socket: a stream either way */
+}
+
+/* A number from the block device's queue directory in sysfs; a partition
+ * has none of its own, so look beside it in its disk's. */
+static uint64_t queue_attr(dev_t rdev, const char *attr)
+{
+	char path[128];
+	char buf[32];
+	ssize_t n;
+	int fd;
+
+	for (int up = 0; up < 2; up++) {
+		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/%squeue/%s",
+			 major(rdev), minor(rdev), up ? "../" : "", attr);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n > 0) {
+			buf[n] = '\0';
+			return strtoull(buf, NULL, 10);
+		}
+	}
+	return 0;
+}
+
+static int measure_block(struct pdd_dev *d, const struct stat *st)
+{
+	unsigned int pbs = 0;
+	uint64_t size = 0;
+	int lbs = 0;
+
+	if (ioctl(d->fd, BLKSSZGET, &lbs) < 0)
+		return -errno;
+	if (lbs <= 0)
+		return -EINVAL;
+	if (ioctl(d->fd, BLKPBSZGET, &pbs) < 0 || !pbs)
+		pbs = lbs;
+	if (ioctl(d->fd, BLKGETSIZE64, &size) < 0)
+		return -errno;
+	d->lbs = lbs;
+	d->pbs = pbs;
+	/* a tail shorter than a logical block cannot be addressed */
+	d->size = size - size % (unsigned int)lbs;
+	d->size_known = true;
+	d->io_align = lbs;
+	d->mem_align = (unsigned int)queue_attr(st->st_rdev, "dma_alignment") + 1;
+	d->max_xfer = queue_attr(st->st_rdev, "max_sectors_kb") * 1024;
+	return 0;
+}
+
+/* What a file system asks of direct I/O on this file (statx, Linux 6.1);
+ * 512 where it does not say, which every common file system accepts. */
+static void measure_file(struct pdd_dev *d, const struct stat *st)
+{
+	struct statx sx;
+
+	d->size = st->st_size;
+	d->size_known = true;
+	d->lbs = 512;
+	d->pbs = st->st_blksize;
+	d->io_align = 512;
+	d->mem_align = 512;
+	if (d->fd >= 0 && statx(d->fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == 0 &&
+	    (sx.stx_mask & STATX_DIOALIGN) && sx.stx_dio_offset_align) {
+		d->io_align = sx.stx_dio_offset_align;
+		d->mem_align = sx.stx_dio_mem_align;
+	}
+}
+
+static int measure(struct pdd_dev *d, const struct stat *st)
+{
+	d->kind = classify(st);
+	d->lbs = d->pbs = d->io_align = d->mem_align = 1;
+	d->seekable = true;
+	switch (d->kind) {
+	case PDD_KIND_BLOCK:
+		return measure_block(d, st);
+	case PDD_KIND_FILE:
+		measure_file(d, st);
+		return 0;
+	case PDD_KIND_NULL:
+		d->size_known = true;	/* empty to read, bottomless to write */
+		return 0;
+	case PDD_KIND_ZERO:
+		return 0;
+	case PDD_KIND_SG:
+		pdd_error("'%s' is a SCSI generic device, which this version of pdd cannot drive",
+			  d->name);
+		return -ENOTSUP;
+	case PDD_KIND_RAW:
+		pdd_error("'%s' is a raw device, which this version of pdd cannot drive",
+			  d->name);
+		return -ENOTSUP;
+	default:
+		d->seekable = false;
+		return 0;
+	}
+}
+
+static bool wants_direct(enum pdd_kind kind, unsigned int flags)
+{
+	if (flags & PDD_F_NODIRECT)
+		return false;
+	if (kind == PDD_KIND_BLOCK)
+		return true;
+	return kind == PDD_KIND_FILE && (flags & PDD_F_DIRECT);
+}
+
+static int open_flags(const struct pdd_dev *d, enum pdd_kind kind)
+{
+	int fl = O_CLOEXEC | (d->output ? O_WRONLY : O_RDONLY);
+
+	if (d->flags & PDD_F_DSYNC)
+		fl |= O_DSYNC;
+	if (d->output && (d->flags & PDD_F_APPEND))
+		fl |= O_APPEND;
+	/* on a block device O_EXCL is an exclusive claim: it fails when the
+	 * device is mounted or held */
+	if ((d->flags & PDD_F_EXCL) && kind == PDD_KIND_BLOCK)
+		fl |= O_EXCL;
+	return fl;
+}
+
+/* Open path (again) as this side needs it: a direct descriptor and, for
+ * pieces direct I/O cannot take, a buffered one. */
+static int open_fds(struct pdd_dev *d, const char *path, int extra)
+{
+	int fl = open_flags(d, d->kind) | extra;
+
+	d->fd = open(path, fl | (d->direct ? O_DIRECT : 0), 0666);
+	if (d->fd < 0)
+		return -errno;
+	d->own_fd = true;
+	d->fd_buf = d->fd;
+	if (d->direct) {
+		/* no O_EXCL and no O_CREAT: the first open made and claimed it */
+		d->fd_buf = open(path, fl & ~(O_EXCL | O_CREAT | O_TRUNC), 0);
+		if (d->fd_buf < 0) {
+			int err = -errno;
+
+			close(d->fd);
+			d->fd = -1;
+			return err;
+		}
+	}
+	return 0;
+}
+
+static const char *verb(const struct pdd_dev *d)
+{
+	return d->output ? "writing" : "reading";
+}
+
+int pdd_dev_open(struct pdd_dev *d, const char *path, bool output,
+		 unsigned int flags)
+{
+	bool std = !path || !strcmp(path, "-");
+	struct stat st;
+	char procpath[32];
+	int err;
+
+	memset(d, 0, sizeof(*d));
+	d->fd = d->fd_buf = -1;
+	d->output = output;
+	d->flags = flags;
+	d->path = std ? "-" : path;
+	d->name = std ? (output ? "standard output" : "standard input") : path;
+
+	if (output && !std && !strcmp(path, ".")) {
+		d->kind = PDD_KIND_NULL;
+		d->lbs = d->pbs = d->io_align = d->mem_align = 1;
+		d->seekable = d->size_known = true;
+		return 0;
+	}
+
+	if (std) {
+		d->fd = d->fd_buf = output ? STDOUT_FILENO : STDIN_FILENO;
+		if (fstat(d->fd, &st) < 0)
+			goto fail;
+		d->kind = classify(&st);
+		d->direct = wants_direct(d->kind, flags);
+		if (d->direct || (output && (flags & PDD_F_APPEND))) {
+			/* a fresh open of the same file, so that the flags we
+			 * set are ours and not the shell's */
+			snprintf(procpath, sizeof(procpath), "/proc/self/fd/%d", d->fd);
+			err = open_fds(d, procpath, 0);
+			if (err) {
+				errno = -err;
+				goto fail;
+			}
+		}
+	} else {
+		if (stat(path, &st) < 0) {
+			if (errno == ENOENT && output && !(flags & PDD_F_NOCREAT)) {
+				/* created after the plan passes */
+				d->missing = true;
+				d->kind = PDD_KIND_FILE;
+				d->direct = wants_direct(d->kind, flags);
+				d->stream = (flags & PDD_F_APPEND) != 0;
+				measure_file(d, &(struct stat){ .st_blksize = 4096 });
+				d->seekable = true;
+				return 0;
+			}
+			goto fail;
+		}
+		if (output && S_ISREG(st.st_mode) && (flags & PDD_F_EXCL)) {
+			errno = EEXIST;
+			goto fail;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			errno = EISDIR;
+			goto fail;
+		}
+		d->kind = classify(&st);
+		d->direct = wants_direct(d->kind, flags);
+		err = open_fds(d, path, 0);
+		if (err) {
+			errno = -err;
+			goto fail;
+		}
+	}
+	if (fstat(d->fd, &st) < 0)
+		goto fail;
+	err = measure(d, &st);
+	if (err == -ENOTSUP)
+		return err;
+	if (err) {
+		errno = -err;
+		goto fail;
+	}
+	if ((flags & PDD_F_DIRECT) && !d->direct)
+		pdd_info(1, "'%s' is a %s: direct I/O does not apply", d->name,
+			 pdd_kind_name(d->kind));
+	d->stream = !d->seekable || (output && (flags & PDD_F_APPEND));
+	return 0;
+fail:
+	err = -errno;
+	pdd_error("cannot open '%s' for %s: %s", d->name, verb(d), strerror(errno));
+	pdd_dev_close(d);
+	return err;
+}
+
+/* Make the missing output file, or cut an existing one at trunc_to when
+ * oflag=trunc asked for it. */
+int pdd_dev_create(struct pdd_dev *d, uint64_t trunc_to)
+{
+	int err;
+
+	if (d->missing) {
+		err = open_fds(d, d->path, O_CREAT | ((d->flags & PDD_F_EXCL) ? O_EXCL : 0));
+		if (err) {
+			pdd_error("cannot create '%s': %s", d->name, strerror(-err));
+			return err;
+		}
+		d->missing = false;
+		measure_file(d, &(struct stat){ .st_blksize = 4096 });
+	}
+	if ((d->flags & PDD_F_TRUNC) && d->kind == PDD_KIND_FILE &&
+	    ftruncate(d->fd, (off_t)trunc_to) < 0) {
+		err = -errno;
+		pdd_error("cannot truncate '%s': %s", d->name, strerror(errno));
+		return err;
+	}
+	return 0;
+}
+
+/* skip= on a stream: read and throw away. */
+int pdd_dev_skip_stream(struct pdd_dev *d, uint64_t bytes)
+{
+	char buf[65536];
+
+	while (bytes) {
+		size_t n = bytes < sizeof(buf) ? bytes : sizeof(buf);
+		ssize_t got = read(d->fd, buf, n);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			int err = -errno;
+
+			pdd_error("error skipping in '%s': %s", d->name, strerror(errno));
+			return err;
+		}
+		if (got == 0)
+			return -ENODATA;	/* ended before skip=: nothing to copy */
+		bytes -= got;
+	}
+	return 0;
+}
+
+/* sync=1: what was written is on stable storage before pdd says so. */
+int pdd_dev_flush(struct pdd_dev *d)
+{
+	if (d->kind != PDD_KIND_FILE && d->kind != PDD_KIND_BLOCK)
+		return 0;
+	if (fdatasync(d->fd) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Direct I/O needs offset, length and buffer aligned; anything else (the
+ * tail of a file, a file system that wants more) goes through the page
+ * cache on the buffered descriptor. */
+int pdd_dev_pick_fd(const struct pdd_dev *d, uint64_t off, size_t len,
+		    const void *buf)
+{
+	if (!d->direct)
+		return d->fd;
+	if (off % d->io_align || len % d->io_align ||
+	    (uintptr_t)buf % d->mem_align)
+		return d->fd_buf;
+	return d->fd;
+}
+
+void pdd_dev_close(struct pdd_dev *d)
+{
+	if (d->own_fd) {
+		if (d->fd_buf >= 0 && d->fd_buf != d->fd)
+			close(d->fd_buf);
+		if (d->fd >= 0)
+			close(d->fd);
+	}
+	d->fd = d->fd_buf = -1;
+	d->own_fd = false;
+}

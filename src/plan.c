@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The plan: the operands checked against both devices before a byte
+ * moves.  It fills in the defaults that depend on the devices (bs, count,
+ * queue depth), and refuses what could only fail later: a skip, seek or
+ * transfer size that direct I/O can never align, a destination too small
+ * for the range, a seek on an output that cannot seek.  Everything here
+ * is arithmetic on struct pdd_dev, so the unit tests drive it with made-up
+ * devices.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <unistd.h>
+
+#include "pdd.h"
+
+static uint64_t gcd(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+static bool aligned_direct(const struct pdd_dev *d)
+{
+	return d->direct && d->kind == PDD_KIND_BLOCK && d->io_align > 1;
+}
+
+/* For a direct device side: the block offset given by operand op (skip= or
+ * seek=) and the transfer size must both be multiples of its logical block
+ * size.  The last, shorter piece of a count= that does not fill a logical
+ * block is not refused: it goes through the buffered descriptor. */
+static int check_alignment(const struct pdd_dev *d, const char *op,
+			   uint64_t blocks, const struct pdd_plan *p)
+{
+	uint64_t lbs = d->io_align;
+	uint64_t mult = lbs / gcd(p->bs, lbs);	/* blocks of bs per logical block */
+
+	if (!aligned_direct(d))
+		return 0;
+	if ((blocks * p->bs) % lbs) {
+		pdd_error("%s=%" PRIu64 ": offset %" PRIu64 " of '%s' is not a multiple of its logical block size %" PRIu64
+			  "; with bs=%" PRIu64 " %s= must be a multiple of %" PRIu64,
+			  op, blocks, blocks * p->bs, d->name, lbs, p->bs, op, mult);
+		return -EINVAL;
+	}
+	if (p->xfer % lbs) {
+		pdd_error("bs=%" PRIu64 " bpt=%" PRIu64 ": a transfer of %zu bytes is not a multiple of the logical block size %" PRIu64
+			  " of '%s'; with bs=%" PRIu64 " bpt= must be a multiple of %" PRIu64,
+			  p->bs, p->bpt, p->xfer, lbs, d->name, p->bs, mult);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int derive_total(const struct pdd_opts *o, const struct pdd_dev *in,
+			struct pdd_plan *p)
+{
+	if (o->count_given) {
+		if (__builtin_mul_overflow(o->count, p->bs, &p->total) ||
+		    p->total > INT64_MAX - p->in_off) {
+			pdd_error("count=%" PRIu64 " bs=%" PRIu64 ": the range is too large",
+				  o->count, p->bs);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (in->kind == PDD_KIND_ZERO) {
+		pdd_error("'%s' never ends: give count=", in->name);
+		return -EINVAL;
+	}
+	if (!in->size_known) {
+		p->total = PDD_UNTIL_EOF;
+		return 0;
+	}
+	if (p->in_off > in->size) {
+		pdd_info(0, "skip=%" PRIu64 " is past the end of '%s' (%" PRIu64 " bytes): nothing to copy",
+			 o->skip, in->name, in->size);
+		p->total = 0;
+		return 0;
+	}
+	p->total = in->size - p->in_off;
+	return 0;
+}
+
+/* Refuse, before anything is written, a device that cannot hold what the
+ * input has; with count= the user chose the range, so it goes ahead and
+ * a write past the end fails there. */
+static int check_room(const struct pdd_opts *o, const struct pdd_dev *out,
+		      const struct pdd_plan *p)
+{
+	if (o->count_given || p->total == PDD_UNTIL_EOF || !out->size_known ||
+	    out->kind != PDD_KIND_BLOCK)
+		return 0;
+	if (p->out_off > out->size || p->total > out->size - p->out_off) {
+		pdd_error("'%s' is too small: the copy needs %" PRIu64 " bytes from byte %" PRIu64
+			  " on, and the device holds %" PRIu64 "; give count= to copy less",
+			  out->name, p->total, p->out_off, out->size);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static unsigned int pick_depth(const struct pdd_opts *o, const struct pdd_plan *p)
+{
+	uint64_t depth = o->qd ? o->qd : 2ULL * o->threads;
+	uint64_t by_mem = PDD_MAX_INFLIGHT_BYTES / p->xfer;
+	uint64_t ntrans;
+
+	if (depth > by_mem)
+		depth = by_mem;
+	if (p->total != PDD_UNTIL_EOF) {
+		ntrans = p->total / p->xfer + (p->total % p->xfer != 0);
+		if (depth > ntrans)
+			depth = ntrans;
+	}
+	return depth ? (unsigned int)depth : 1;
+}
+
+int pdd_plan_make(const struct pdd_opts *o, const struct pdd_dev *in,
+		  const struct pdd_dev *out, struct pdd_plan *p)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int err;
+
+	p->bs = o->bs ? o->bs : (in->kind == PDD_KIND_BLOCK ? in->lbs : 512);
+	p->bpt = o->bpt ? o->bpt : (p->bs < 2048 ? 128 : 32);
+	p->engine = o->engine;
+	if (__builtin_mul_overflow(p->bs, p->bpt, &p->xfer) ||
+	    p->xfer > PDD_MAX_XFER) {
+		pdd_error("bs=%" PRIu64 " bpt=%" PRIu64 ": a transfer may be at most %llu bytes",
+			  p->bs, p->bpt, PDD_MAX_XFER);
+		return -EINVAL;
+	}
+	if (__builtin_mul_overflow(o->skip, p->bs, &p->in_off) || p->in_off > INT64_MAX) {
+		pdd_error("skip=%" PRIu64 ": offset too large", o->skip);
+		return -EINVAL;
+	}
+	if (__builtin_mul_overflow(o->seek, p->bs, &p->out_off) || p->out_off > INT64_MAX) {
+		pdd_error("seek=%" PRIu64 ": offset too large", o->seek);
+		return -EINVAL;
+	}
+	if (o->seek && !out->seekable) {
+		pdd_error("seek=%" PRIu64 ": '%s' is a %s and cannot seek", o->seek,
+			  out->name, pdd_kind_name(out->kind));
+		return -EINVAL;
+	}
+	err = derive_total(o, in, p);
+	if (!err)
+		err = check_alignment(in, "skip", o->skip, p);
+	if (!err)
+		err = check_alignment(out, "seek", o->seek, p);
+	if (!err)
+		err = check_room(o, out, p);
+	if (err)
+		return err;
+	if (p->total != PDD_UNTIL_EOF && p->out_off > INT64_MAX - p->total) {
+		pdd_error("seek=%" PRIu64 ": the output range is too large", o->seek);
+		return -EINVAL;
+	}
+
+	p->depth = pick_depth(o, p);
+	p->threads = o->threads < p->depth ? o->threads : p->depth;
+	p->buf_align = page > 0 ? (size_t)page : 4096;
+	if (in->mem_align > p->buf_align)
+		p->buf_align = in->mem_align;
+	if (out->mem_align > p->buf_align)
+		p->buf_align = out->mem_align;
+	return 0;
+}
+
+static void print_side(FILE *f, const char *label, const struct pdd_dev *d)
+{
+	fprintf(f, "  %-7s '%s': %s%s", label, d->name, pdd_kind_name(d->kind),
+		d->missing ? " (to be created)" : "");
+	if (d->size_known && d->kind != PDD_KIND_NULL)
+		fprintf(f, ", %" PRIu64 " bytes", d->size);
+	if (d->kind == PDD_KIND_BLOCK)
+		fprintf(f, ", logical block %u, physical block %u", d->lbs, d->pbs);
+	fprintf(f, ", %s\n", d->direct ? "direct I/O" : d->stream ? "in order" : "buffered");
+}
+
+void pdd_plan_print(FILE *f, const struct pdd_plan *p,
+		    const struct pdd_dev *in, const struct pdd_dev *out)
+{
+	fputs("pdd: dry run, nothing is copied\n", f);
+	print_side(f, "input", in);
+	print_side(f, "output", out);
+	if (p->total == PDD_UNTIL_EOF)
+		fprintf(f, "  copy    from block %" PRIu64 " to the end of the input",
+			p->in_off / p->bs);
+	else
+		fprintf(f, "  copy    %" PRIu64 " bytes: input blocks %" PRIu64 "..%" PRIu64,
+			p->total, p->in_off / p->bs,
+			(p->in_off + p->total + p->bs - 1) / p->bs);
+	fprintf(f, " to output block %" PRIu64 " on, bs=%" PRIu64 "\n",
+		p->out_off / p->bs, p->bs);
+	fprintf(f, "  using   engine=%s, %zu bytes per transfer (bpt=%" PRIu64
+		"), %u in flight, %u threads\n",
+		p->engine, p->xfer, p->bpt, p->depth, p->threads);
+}

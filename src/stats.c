@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The report printed at the end: records in and out counted in blocks of
+ * bs as GNU dd counts them, the bytes line in dd's format, and with time=1
+ * the line sgp_dd 1.46 printed (scripts such as sgpdd-survey read it) and
+ * the CPU used.  The formatters write into buffers so the tests can check
+ * them to the byte.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "exitcodes.h"
+#include "pdd.h"
+
+/* A size or rate as dd shows it: scaled to the largest unit that keeps it
+ * at least 1, one decimal below 10, rounded to nearest ("2.1 GB",
+ * "512 B", "10 MiB"). */
+size_t pdd_fmt_human(char *buf, size_t len, double v, bool iec)
+{
+	static const char *const si[] = { "B", "kB", "MB", "GB", "TB", "PB", "EB" };
+	static const char *const bi[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	const double base = iec ? 1024 : 1000;
+	const char *const *unit = iec ? bi : si;
+	int i = 0;
+	double r;
+
+	while (v >= base && i < 6) {
+		v /= base;
+		i++;
+	}
+	if (i && v < 10) {
+		r = round(v * 10) / 10;
+		if (r < 10)
+			return (size_t)snprintf(buf, len, "%.1f %s", r, unit[i]);
+		v = r;
+	}
+	r = round(v);
+	if (r >= base && i < 6)
+		return (size_t)snprintf(buf, len, "1.0 %s", unit[i + 1]);
+	return (size_t)snprintf(buf, len, "%.0f %s", r, unit[i]);
+}
+
+/* "1+1 records in": whole blocks of bs, and one partial if bytes ends
+ * inside a block. */
+size_t pdd_fmt_records(char *buf, size_t len, const char *dir,
+		       uint64_t bytes, uint64_t bs)
+{
+	return (size_t)snprintf(buf, len, "%" PRIu64 "+%d records %s", bytes / bs,
+				bytes % bs != 0, dir);
+}
+
+/* "2147483648 bytes (2.1 GB, 2.0 GiB) copied, 1.01832 s, 2.1 GB/s", with
+ * the unit in parentheses left out where it would only repeat bytes. */
+size_t pdd_fmt_bytes_line(char *buf, size_t len, uint64_t bytes, double secs)
+{
+	char si[32], iec[32], rate[40];
+
+	pdd_fmt_human(si, sizeof(si), (double)bytes, false);
+	pdd_fmt_human(iec, sizeof(iec), (double)bytes, true);
+	if (secs > 0 && bytes) {
+		pdd_fmt_human(rate, sizeof(rate), bytes / secs, false);
+		snprintf(rate + strlen(rate), sizeof(rate) - strlen(rate), "/s");
+	} else {
+		snprintf(rate, sizeof(rate), "Infinity B/s");
+	}
+	if (bytes < 1000)
+		return (size_t)snprintf(buf, len, "%" PRIu64 " byte%s copied, %g s, %s",
+					bytes, bytes == 1 ? "" : "s", secs, rate);
+	if (bytes < 1024)
+		return (size_t)snprintf(buf, len, "%" PRIu64 " bytes (%s) copied, %g s, %s",
+					bytes, si, secs, rate);
+	return (size_t)snprintf(buf, len, "%" PRIu64 " bytes (%s, %s) copied, %g s, %s",
+				bytes, si, iec, secs, rate);
+}
+
+/* sgp_dd 1.46: "time to transfer data was 1.018321 secs, 2108.87 MB/sec"
+ * with MB = 10^6; the rate is left off for tiny copies, as it was. */
+size_t pdd_fmt_time_line(char *buf, size_t len, uint64_t bytes, double secs)
+{
+	long long us = llround(secs * 1e6);
+	size_t n = (size_t)snprintf(buf, len, "time to transfer data was %lld.%06lld secs",
+				    us / 1000000, us % 1000000);
+
+	if (secs > 0.00001 && bytes > 511 && n < len)
+		n += (size_t)snprintf(buf + n, len - n, ", %.2f MB/sec",
+				      bytes / (secs * 1e6));
+	return n;
+}
+
+void pdd_report(const struct pdd_opts *o, const struct pdd_plan *p,
+		const struct pdd_result *r)
+{
+	char line[256];
+
+	if (o->status == PDD_STATUS_NONE)
+		return;
+	pdd_fmt_records(line, sizeof(line), "in", r->in_bytes, p->bs);
+	fprintf(stderr, "%s\n", line);
+	pdd_fmt_records(line, sizeof(line), "out", r->out_bytes, p->bs);
+	fprintf(stderr, "%s\n", line);
+	if (o->status != PDD_STATUS_NOXFER) {
+		pdd_fmt_bytes_line(line, sizeof(line), r->out_bytes, r->secs);
+		fprintf(stderr, "%s\n", line);
+	}
+	if (o->time) {
+		pdd_fmt_time_line(line, sizeof(line), r->out_bytes, r->secs);
+		fprintf(stderr, "%s\n", line);
+		fprintf(stderr, "cpu time: user %.3f secs, sys %.3f secs, %.1f%% of elapsed\n",
+			r->user_secs, r->sys_secs,
+			r->secs > 0 ? 100 * (r->user_secs + r->sys_secs) / r->secs : 0.0);
+	}
+	fflush(stderr);
+}
+
+/* sg3_utils' categories for an error met while copying. */
+int pdd_exit_status(const struct pdd_result *r)
+{
+	switch (-r->err) {
+	case 0:
+		return PDD_EXIT_OK;
+	case EIO:
+	case EREMOTEIO:
+	case EBADMSG:
+	case ENODATA:
+		return PDD_EXIT_MEDIUM_HARD;
+	case ETIMEDOUT:
+		return PDD_EXIT_TIMEOUT;
+	case ENOMEDIUM:
+		return PDD_EXIT_NOT_READY;
+	default:
+		return PDD_EXIT_FILE_ERROR;
+	}
+}
