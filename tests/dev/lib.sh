@@ -1,0 +1,75 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Sourced by every device-level test.  Gives:
+#   PDD, STAMP, DD         programs under test and helpers
+#   T                      a scratch directory on disk (ext4 here), removed at exit
+#   requires_root          skip (exit 77) with a reason when not root
+#   mkloop FILE [SECTOR]   make a loop device, print its name; detached at exit
+#   fail MSG / skip MSG    end the test
+#   run_pdd ARGS...        run pdd, stderr in $T/err, status in $rc
+#   expect_rc N            check $rc
+#   expect_err TEXT        check $T/err holds the exact line TEXT
+# Only the loop devices this test made are ever detached.
+set -u
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+PDD=${PDD:-$top/pdd}
+case $PDD in /*) ;; *) PDD=$top/$PDD ;; esac
+STAMP=$top/tests/tools/stamp
+name=$(basename "$0" .sh)
+seed=${PDD_SEED:-$(( ($$ * 7919 + $(date +%s)) % 32768 ))}
+RANDOM=$seed
+echo "seed: PDD_SEED=$seed"
+
+T=$(mktemp -d "${PDD_TEST_DIR:-/var/tmp}/pdd-$name.XXXXXX")
+: >"$T/.loops"
+
+cleanup() {
+	local dev
+	while read -r dev; do
+		[ -n "$dev" ] && losetup -d "$dev" 2>/dev/null
+	done <"$T/.loops"
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $name: $*"; exit 1; }
+skip() { echo "SKIP: $name: $*"; exit 77; }
+
+requires_root() {
+	[ "$(id -u)" = 0 ] || skip "needs root to make loop devices"
+	[ -e /dev/loop-control ] || skip "no loop device support"
+}
+
+# mkloop FILE [SECTOR]: losetup's own answer is the only name we trust
+mkloop() {
+	local file=$1 sector=${2:-512} dev
+	dev=$(losetup --find --show --direct-io=on --sector-size "$sector" "$file") ||
+		fail "losetup on $file failed"
+	echo "$dev" >>"$T/.loops"
+	echo "$dev"
+}
+
+run_pdd() {
+	rc=0
+	"$PDD" "$@" 2>"$T/err" || rc=$?
+}
+
+expect_rc() {
+	[ "$rc" = "$1" ] || { cat "$T/err"; fail "exit status $rc, expected $1 (line ${BASH_LINENO[0]})"; }
+}
+
+expect_err() {
+	grep -qxF -- "$1" "$T/err" || {
+		echo "--- stderr:"; cat "$T/err"
+		fail "missing line: $1 (line ${BASH_LINENO[0]})"
+	}
+}
+
+# same_bytes A B: byte-identical files or devices
+same_bytes() {
+	cmp -- "$1" "$2" >/dev/null || fail "$1 and $2 differ: $(cmp -- "$1" "$2" 2>&1 | head -1) (line ${BASH_LINENO[0]})"
+}
+
+# pick WORD...: one of the words, from the seeded sequence (no subshell:
+# bash reseeds RANDOM in each one).  Result in $picked.
+pick() { local a=("$@"); picked=${a[RANDOM % $#]}; }
