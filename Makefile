@@ -30,6 +30,8 @@ HDRS = $(wildcard include/*.h)
 UNIT_TESTS = args plan seq stats
 TOOLS = tests/tools/stamp
 
+.SECONDARY:
+
 .PHONY: all check demo install uninstall clean deps unit unit-san tsan clang \
 	dev-tests FORCE
 

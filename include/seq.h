@@ -38,6 +38,7 @@ void pdd_seq_free(struct pdd_seq *s);
 bool pdd_seq_can_read(const struct pdd_seq *s);
 uint64_t pdd_seq_start_read(struct pdd_seq *s);
 void pdd_seq_read_done(struct pdd_seq *s, uint64_t idx);
+bool pdd_seq_peek_write(const struct pdd_seq *s, uint64_t *idx);
 bool pdd_seq_next_write(struct pdd_seq *s, uint64_t *idx);
 void pdd_seq_write_done(struct pdd_seq *s, uint64_t idx);
 void pdd_seq_stop_at(struct pdd_seq *s, uint64_t idx);

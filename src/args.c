@@ -184,7 +184,8 @@ static int parse_flags(const char *op, const char *val, bool output,
 	unsigned int v = 0;
 	char *tok, *save;
 
-	if (!*val || strlen(val) >= sizeof(buf)) {
+	if (!*val || strlen(val) >= sizeof(buf) || *val == ',' ||
+	    val[strlen(val) - 1] == ',' || strstr(val, ",,")) {
 		pdd_usage_error("%s=%s: invalid flag list", op, val);
 		return -EINVAL;
 	}

@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,8 @@ struct core {
 	unsigned int writes;		/* writes in flight */
 	uint64_t retired;		/* transfers counted into out_bytes */
 	uint64_t err_idx;		/* transfer of the error in r */
+	bool barrier;			/* a buffered write to a direct output is
+					 * in flight: nothing else may be */
 	struct pdd_result *r;		/* what happened */
 };
 
@@ -117,6 +120,35 @@ static void retire(struct core *c, uint64_t idx)
 		c->r->out_bytes += slot_of(c, c->retired++)->got;
 }
 
+/*
+ * A piece that direct I/O cannot take (the tail of a count= that ends
+ * inside a logical block) goes through the page cache.  Mixed with direct
+ * writes to the same page it can read-modify-write stale data, or leave a
+ * dirty page that a direct write cannot invalidate (the kernel then fails
+ * the flush with EIO).  So it waits until no other write is in flight,
+ * runs alone, and its pages are written back before anything else goes.
+ */
+static bool is_barrier(struct core *c, uint64_t idx)
+{
+	struct slot *s = slot_of(c, idx);
+	uint64_t off = c->p->out_off + idx * c->p->xfer + s->put;
+
+	return c->out->direct &&
+	       pdd_dev_pick_fd(c->out, off, s->got - s->put, s->buf + s->put) != c->out->fd;
+}
+
+static int barrier_done(struct core *c, const struct slot *s)
+{
+	uint64_t off = c->p->out_off + s->rq.idx * c->p->xfer;
+
+	c->barrier = false;
+	if (sync_file_range(c->out->fd_buf, (off64_t)off, (off64_t)s->got,
+			    SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+			    SYNC_FILE_RANGE_WAIT_AFTER) < 0)
+		return -errno;
+	return 0;
+}
+
 static void submit_write(struct core *c, uint64_t idx)
 {
 	struct slot *s = slot_of(c, idx);
@@ -182,6 +214,14 @@ static void write_done(struct core *c, struct slot *s)
 			submit_write(c, idx);
 		return;
 	}
+	if (c->barrier) {
+		int err = barrier_done(c, s);
+
+		if (err) {
+			fail(c, idx, PDD_OP_WRITE, c->p->out_off + idx * c->p->xfer, err);
+			return;
+		}
+	}
 	retire(c, idx);
 }
 
@@ -198,8 +238,14 @@ static void issue(struct core *c)
 			start_read(c);
 			more = true;
 		}
-		while (!(c->out->stream && c->writes) &&
-		       pdd_seq_next_write(&c->seq, &idx)) {
+		while (!(c->out->stream && c->writes) && !c->barrier &&
+		       pdd_seq_peek_write(&c->seq, &idx)) {
+			if (is_barrier(c, idx)) {
+				if (c->writes)
+					break;	/* wait for the others to finish */
+				c->barrier = true;
+			}
+			pdd_seq_next_write(&c->seq, &idx);
 			c->r->in_bytes += slot_of(c, idx)->got;
 			submit_write(c, idx);
 			more = true;
@@ -242,15 +288,13 @@ static int setup(struct core *c)
 	if (p->total != PDD_UNTIL_EOF)
 		ntrans = p->total / p->xfer + (p->total % p->xfer != 0);
 	err = pdd_seq_init(&c->seq, p->depth, ntrans);
-	if (err)
-		return err;
 	c->slots = calloc(p->depth, sizeof(*c->slots));
-	if (!c->slots)
+	for (unsigned int i = 0; !err && c->slots && i < p->depth; i++)
+		err = -posix_memalign((void **)&c->slots[i].buf, p->buf_align, p->xfer);
+	if (err || !c->slots) {
+		pdd_error("cannot allocate %u buffers of %zu bytes: %s", p->depth,
+			  p->xfer, strerror(ENOMEM));
 		return -ENOMEM;
-	for (unsigned int i = 0; i < p->depth; i++) {
-		err = posix_memalign((void **)&c->slots[i].buf, p->buf_align, p->xfer);
-		if (err)
-			return -err;
 	}
 	err = pdd_engine_setup(&c->eng, p->engine, c->in, c->out, p->threads, p->depth);
 	if (err) {
@@ -268,7 +312,7 @@ static void teardown(struct core *c)
 	if (c->eng.ops)
 		c->eng.ops->exit(&c->eng);
 	if (c->slots)
-		for (unsigned int i = 0; i < c->seq.win; i++)
+		for (unsigned int i = 0; i < c->p->depth; i++)
 			free(c->slots[i].buf);
 	free(c->slots);
 	pdd_seq_free(&c->seq);

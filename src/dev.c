@@ -275,6 +275,8 @@ int pdd_dev_open(struct pdd_dev *d, const char *path, bool output,
 			goto fail;
 		}
 		d->kind = classify(&st);
+		if (d->kind == PDD_KIND_SG || d->kind == PDD_KIND_RAW)
+			return measure(d, &st);	/* refused before any open */
 		d->direct = wants_direct(d->kind, flags);
 		err = open_fds(d, path, 0);
 		if (err) {

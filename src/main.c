@@ -16,9 +16,13 @@ static int open_both(const struct pdd_opts *o, struct pdd_dev *in,
 
 	if (!err)
 		err = pdd_dev_open(out, o->out_path, true, o->oflags);
-	if (err == -ENOTSUP)
+	if (!err)
+		return 0;
+	/* recognised, but a kind this version cannot drive */
+	if (in->kind == PDD_KIND_SG || in->kind == PDD_KIND_RAW ||
+	    out->kind == PDD_KIND_SG || out->kind == PDD_KIND_RAW)
 		return PDD_EXIT_FILE_ERROR;
-	return err ? pdd_exit_os(err) : 0;
+	return pdd_exit_os(err);
 }
 
 int main(int argc, char **argv)
@@ -64,7 +68,8 @@ int main(int argc, char **argv)
 				  (unsigned long long)o.skip);
 			p.total = 0;
 		} else if (err) {
-			status = PDD_EXIT_FILE_ERROR;
+			r = (struct pdd_result){ .err = err };
+			status = pdd_exit_status(&r);
 			goto out;
 		}
 	}

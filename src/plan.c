@@ -128,7 +128,10 @@ int pdd_plan_make(const struct pdd_opts *o, const struct pdd_dev *in,
 	int err;
 
 	p->bs = o->bs ? o->bs : (in->kind == PDD_KIND_BLOCK ? in->lbs : 512);
+	/* sgp_dd's default, shortened so that a large bs alone still fits */
 	p->bpt = o->bpt ? o->bpt : (p->bs < 2048 ? 128 : 32);
+	if (!o->bpt && p->bs <= PDD_MAX_XFER && p->bpt > PDD_MAX_XFER / p->bs)
+		p->bpt = PDD_MAX_XFER / p->bs;
 	p->engine = o->engine;
 	if (__builtin_mul_overflow(p->bs, p->bpt, &p->xfer) ||
 	    p->xfer > PDD_MAX_XFER) {
@@ -191,15 +194,15 @@ void pdd_plan_print(FILE *f, const struct pdd_plan *p,
 	print_side(f, "input", in);
 	print_side(f, "output", out);
 	if (p->total == PDD_UNTIL_EOF)
-		fprintf(f, "  copy    from block %" PRIu64 " to the end of the input",
-			p->in_off / p->bs);
+		fprintf(f, "  copy    to the end of the input");
 	else
-		fprintf(f, "  copy    %" PRIu64 " bytes: input blocks %" PRIu64 "..%" PRIu64,
-			p->total, p->in_off / p->bs,
-			(p->in_off + p->total + p->bs - 1) / p->bs);
-	fprintf(f, " to output block %" PRIu64 " on, bs=%" PRIu64 "\n",
-		p->out_off / p->bs, p->bs);
+		fprintf(f, "  copy    %" PRIu64 " bytes (%" PRIu64 "+%d blocks)", p->total,
+			p->total / p->bs, p->total % p->bs != 0);
+	fprintf(f, " of bs=%" PRIu64 ", input from block %" PRIu64
+		", output from block %" PRIu64 "\n", p->bs, p->in_off / p->bs,
+		p->out_off / p->bs);
 	fprintf(f, "  using   engine=%s, %zu bytes per transfer (bpt=%" PRIu64
-		"), %u in flight, %u threads\n",
-		p->engine, p->xfer, p->bpt, p->depth, p->threads);
+		"), %u in flight, %u thread%s\n",
+		p->engine, p->xfer, p->bpt, p->depth, p->threads,
+		p->threads == 1 ? "" : "s");
 }

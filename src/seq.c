@@ -54,12 +54,21 @@ void pdd_seq_read_done(struct pdd_seq *s, uint64_t idx)
 }
 
 /* The next transfer to write, if its data is in and nothing stops it. */
-bool pdd_seq_next_write(struct pdd_seq *s, uint64_t *idx)
+bool pdd_seq_peek_write(const struct pdd_seq *s, uint64_t *idx)
 {
 	if (s->next_write >= s->end || *slot(s, s->next_write) != PDD_SEQ_READY)
 		return false;
-	*slot(s, s->next_write) = PDD_SEQ_WRITING;
-	*idx = s->next_write++;
+	*idx = s->next_write;
+	return true;
+}
+
+/* The same, and its write is now issued. */
+bool pdd_seq_next_write(struct pdd_seq *s, uint64_t *idx)
+{
+	if (!pdd_seq_peek_write(s, idx))
+		return false;
+	*slot(s, *idx) = PDD_SEQ_WRITING;
+	s->next_write++;
 	return true;
 }
 
@@ -81,8 +90,8 @@ void pdd_seq_stop_at(struct pdd_seq *s, uint64_t idx)
 		s->end = idx;
 }
 
-/* A read at or above the end finished: its data is thrown away.  The
- * slot stays taken, which is harmless: no read starts past the end. */
+/* A read at or above the end finished: its data is thrown away and its
+ * slot is free again (no read starts past the end, so none reuses it). */
 void pdd_seq_drop(struct pdd_seq *s, uint64_t idx)
 {
 	*slot(s, idx) = PDD_SEQ_FREE;

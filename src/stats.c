@@ -52,6 +52,24 @@ size_t pdd_fmt_records(char *buf, size_t len, const char *dir,
 				bytes % bs != 0, dir);
 }
 
+/* A rate as dd shows it: SI units, one decimal below 100 ("27.1 MB/s",
+ * "479 MB/s"), and nothing copied in measurable time is "0.0 kB/s". */
+static size_t fmt_rate(char *buf, size_t len, double v)
+{
+	static const char *const si[] = { "B", "kB", "MB", "GB", "TB", "PB", "EB" };
+	int i = 0;
+
+	if (v <= 0)
+		return (size_t)snprintf(buf, len, "0.0 kB/s");
+	while (v >= 1000 && i < 6) {
+		v /= 1000;
+		i++;
+	}
+	if (round(v * 10) / 10 < 100)
+		return (size_t)snprintf(buf, len, "%.1f %s/s", v, si[i]);
+	return (size_t)snprintf(buf, len, "%.0f %s/s", v, si[i]);
+}
+
 /* "2147483648 bytes (2.1 GB, 2.0 GiB) copied, 1.01832 s, 2.1 GB/s", with
  * the unit in parentheses left out where it would only repeat bytes. */
 size_t pdd_fmt_bytes_line(char *buf, size_t len, uint64_t bytes, double secs)
@@ -60,12 +78,10 @@ size_t pdd_fmt_bytes_line(char *buf, size_t len, uint64_t bytes, double secs)
 
 	pdd_fmt_human(si, sizeof(si), (double)bytes, false);
 	pdd_fmt_human(iec, sizeof(iec), (double)bytes, true);
-	if (secs > 0 && bytes) {
-		pdd_fmt_human(rate, sizeof(rate), bytes / secs, false);
-		snprintf(rate + strlen(rate), sizeof(rate) - strlen(rate), "/s");
-	} else {
+	if (secs > 0)
+		fmt_rate(rate, sizeof(rate), bytes / secs);
+	else
 		snprintf(rate, sizeof(rate), "Infinity B/s");
-	}
 	if (bytes < 1000)
 		return (size_t)snprintf(buf, len, "%" PRIu64 " byte%s copied, %g s, %s",
 					bytes, bytes == 1 ? "" : "s", secs, rate);

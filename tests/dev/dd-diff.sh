@@ -4,7 +4,7 @@
 # threads 1..16, the output bytes and the "records in/out" lines must be
 # identical.  DIFF_RUNS sets how many random combinations run after the
 # fixed ones.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 runs=${DIFF_RUNS:-250}
 sizes=(0 1 511 512 513 1000 4095 4096 65536 65537 300000 1048576 1049000)

@@ -3,7 +3,7 @@
 # files of odd sizes, copied device->device, device->file, file->device,
 # stdin->device and device->stdout; every result checked byte by byte
 # against address-stamped data, and the records lines against GNU dd.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 requires_root
 
 MiB=1048576

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Sourced by every device-level test.  Gives:
+# Sourced by every test in tests/dev.  Gives:
 #   PDD, STAMP, DD         programs under test and helpers
 #   T                      a scratch directory on disk (ext4 here), removed at exit
 #   requires_root          skip (exit 77) with a reason when not root
@@ -11,7 +11,7 @@
 # Only the loop devices this test made are ever detached.
 set -u
 
-top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PDD=${PDD:-$top/pdd}
 case $PDD in /*) ;; *) PDD=$top/$PDD ;; esac
 STAMP=$top/tests/tools/stamp

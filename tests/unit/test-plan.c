@@ -1,0 +1,760 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Unit tests for plan.c: pdd_plan_make() on made-up devices, no file
+ * opened.  They check the defaults that depend on the devices (bs, bpt,
+ * count, depth, threads, buffer alignment) and every refusal, each with
+ * its exact message caught from pdd_msg_stream.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pdd.h"
+#include "capture.h"
+
+#define KiB 1024ULL
+#define MiB (1024ULL * KiB)
+#define GiB (1024ULL * MiB)
+
+/* What pdd_parse_args() gives for an empty command line. */
+static struct pdd_opts opts(void)
+{
+	return (struct pdd_opts){
+		.threads = 4,
+		.engine = "auto",
+		.sync = true,
+	};
+}
+
+static struct pdd_dev dev(const char *name, enum pdd_kind kind, bool output)
+{
+	return (struct pdd_dev){
+		.path = name,
+		.name = name,
+		.output = output,
+		.kind = kind,
+		.fd = -1,
+		.fd_buf = -1,
+		.lbs = 1,
+		.pbs = 1,
+		.io_align = 1,
+		.mem_align = 1,
+	};
+}
+
+/* A block device as dev.c measures it: direct unless nodirect. */
+static struct pdd_dev blockdev(const char *name, bool output, unsigned int lbs,
+			       uint64_t size, bool direct)
+{
+	struct pdd_dev d = dev(name, PDD_KIND_BLOCK, output);
+
+	d.seekable = true;
+	d.direct = direct;
+	d.size_known = true;
+	d.size = size;
+	d.lbs = d.pbs = d.io_align = lbs;
+	d.mem_align = 512;
+	return d;
+}
+
+static struct pdd_dev regfile(const char *name, bool output, uint64_t size,
+			      bool direct)
+{
+	struct pdd_dev d = dev(name, PDD_KIND_FILE, output);
+
+	d.seekable = true;
+	d.direct = direct;
+	d.size_known = true;
+	d.size = size;
+	d.lbs = 512;
+	d.pbs = 4096;
+	d.io_align = 4096;
+	d.mem_align = 512;
+	return d;
+}
+
+static struct pdd_dev fifo(const char *name, bool output)
+{
+	struct pdd_dev d = dev(name, PDD_KIND_FIFO, output);
+
+	d.stream = true;
+	return d;
+}
+
+static struct pdd_dev zero(void)
+{
+	struct pdd_dev d = dev("/dev/zero", PDD_KIND_ZERO, false);
+
+	d.seekable = true;
+	return d;
+}
+
+static struct pdd_dev discard(void)
+{
+	struct pdd_dev d = dev("/dev/null", PDD_KIND_NULL, true);
+
+	d.seekable = true;
+	d.size_known = true;
+	return d;
+}
+
+static size_t page_size(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	return page > 0 ? (size_t)page : 4096;
+}
+
+/* A plan that must pass and print nothing. */
+#define assert_plan_ok(o, in, out, p) do {				\
+		int plan_rc_ = pdd_plan_make((o), (in), (out), (p));	\
+		assert_string_equal(captured(), "");			\
+		assert_int_equal(plan_rc_, 0);				\
+	} while (0)
+
+/* A plan that must be refused with exactly this message. */
+#define assert_plan_refused(o, in, out, msg) do {			\
+		struct pdd_plan refused_plan_;				\
+		assert_int_equal(pdd_plan_make((o), (in), (out), &refused_plan_), \
+				 -EINVAL);				\
+		assert_string_equal(captured(), "pdd: " msg "\n");	\
+	} while (0)
+
+/* --- bs and bpt ----------------------------------------------------------- */
+
+static void test_bs_defaults_to_block_device_lbs(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = blockdev("/dev/sdb", false, 4096, 64 * MiB, true);
+	struct pdd_dev out = regfile("out.img", true, 0, false);
+	struct pdd_plan p;
+
+	(void)state;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.bs, 4096);
+	assert_int_equal(p.bpt, 32);
+	assert_int_equal(p.xfer, 128 * KiB);
+	assert_string_equal(p.engine, "auto");
+
+	in = blockdev("/dev/sdb", false, 512, 64 * MiB, true);
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.bs, 512);
+	assert_int_equal(p.bpt, 128);
+	assert_int_equal(p.xfer, 64 * KiB);
+}
+
+static void test_bs_defaults_to_512_otherwise(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = regfile("in.img", false, 1 * MiB, false);
+	struct pdd_dev out = blockdev("/dev/sdc", true, 4096, 64 * MiB, true);
+	struct pdd_plan p;
+
+	(void)state;
+	/* the output's sector size does not choose bs */
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.bs, 512);
+	assert_int_equal(p.bpt, 128);
+
+	in = fifo("pipe", false);
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.bs, 512);
+	assert_int_equal(p.bpt, 128);
+}
+
+static void test_bpt_default_follows_bs(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = regfile("in.img", false, 64 * MiB, false);
+	struct pdd_dev out = regfile("out.img", true, 0, false);
+	struct pdd_plan p;
+
+	(void)state;
+	o.bs = 2047;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.bpt, 128);
+	assert_int_equal(p.xfer, 2047 * 128);
+	o.bs = 2048;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.bpt, 32);
+	assert_int_equal(p.xfer, 64 * KiB);
+	o.bs = 1 * MiB;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.bpt, 32);
+}
+
+static void test_bs_and_bpt_given_win(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = blockdev("/dev/sdb", false, 512, 64 * MiB, true);
+	struct pdd_dev out = regfile("out.img", true, 0, false);
+	struct pdd_plan p;
+
+	(void)state;
+	o.bs = 4096;
+	o.bpt = 3;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.bs, 4096);
+	assert_int_equal(p.bpt, 3);
+	assert_int_equal(p.xfer, 12288);
+}
+
+static void test_transfer_size_limit(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = regfile("in.img", false, 4 * GiB, false);
+	struct pdd_dev out = regfile("out.img", true, 0, false);
+	struct pdd_plan p;
+
+	(void)state;
+	o.bs = 1 * MiB;
+	o.bpt = 1025;
+	assert_plan_refused(&o, &in, &out,
+			    "bs=1048576 bpt=1025: a transfer may be at most 1073741824 bytes");
+	cap_reset();
+	o.bpt = 1024;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.xfer, 1 * GiB);
+	/* one such transfer is more than the in-flight budget: still one */
+	assert_int_equal(p.depth, 1);
+	assert_int_equal(p.threads, 1);
+	cap_reset();
+	/* a product that overflows 64 bits */
+	o.bs = 1 * GiB;
+	o.bpt = 1ULL << 40;
+	assert_plan_refused(&o, &in, &out,
+			    "bs=1073741824 bpt=1099511627776: a transfer may be at most 1073741824 bytes");
+}
+
+/* --- how much to copy ---------------------------------------------------- */
+
+static void test_count_from_input_size_minus_skip(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = regfile("in.img", false, 10000, false);
+	struct pdd_dev out = regfile("out.img", true, 0, false);
+	struct pdd_plan p;
+
+	(void)state;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.in_off, 0);
+	assert_int_equal(p.out_off, 0);
+	assert_int_equal(p.total, 10000);
+
+	o.skip = 3;
+	o.seek = 5;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.in_off, 1536);
+	assert_int_equal(p.out_off, 2560);
+	assert_int_equal(p.total, 10000 - 1536);
+}
+
+static void test_skip_to_end_copies_nothing(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = regfile("in.img", false, 1024, false);
+	struct pdd_dev out = regfile("out.img", true, 0, false);
+	struct pdd_plan p;
+
+	(void)state;
+	o.skip = 2;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.total, 0);
+	assert_int_equal(p.depth, 1);
+	assert_int_equal(p.threads, 1);
+}
+
+static void test_skip_past_end_gives_zero(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = regfile("in.img", false, 1000, false);
+	struct pdd_dev out = regfile("out.img", true, 0, false);
+	struct pdd_plan p;
+
+	(void)state;
+	o.skip = 2;
+	assert_int_equal(pdd_plan_make(&o, &in, &out, &p), 0);
+	assert_string_equal(captured(),
+			    "pdd: skip=2 is past the end of 'in.img' (1000 bytes): nothing to copy\n");
+	assert_int_equal(p.in_off, 1024);
+	assert_int_equal(p.total, 0);
+	assert_int_equal(p.depth, 1);
+}
+
+static void test_count_given_wins(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = regfile("in.img", false, 10000, false);
+	struct pdd_dev out = regfile("out.img", true, 0, false);
+	struct pdd_plan p;
+
+	(void)state;
+	o.count = 3;
+	o.count_given = true;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.total, 1536);
+	/* more than the input has: the copy ends at the end of the input */
+	o.count = 100;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.total, 51200);
+	o.count = 0;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.total, 0);
+	/* a stream input with count= has a known total */
+	in = fifo("pipe", false);
+	o.count = 4;
+	o.bs = 1000;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.total, 4000);
+}
+
+static void test_count_range_too_large(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = regfile("in.img", false, 10000, false);
+	struct pdd_dev out = regfile("out.img", true, 0, false);
+
+	(void)state;
+	o.count = INT64_MAX;
+	o.count_given = true;
+	assert_plan_refused(&o, &in, &out,
+			    "count=9223372036854775807 bs=512: the range is too large");
+}
+
+static void test_offsets_too_large(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = regfile("in.img", false, 10000, false);
+	struct pdd_dev out = regfile("out.img", true, 0, false);
+
+	(void)state;
+	o.skip = 1ULL << 54;
+	assert_plan_refused(&o, &in, &out, "skip=18014398509481984: offset too large");
+	cap_reset();
+	o.skip = 0;
+	o.seek = 1ULL << 54;
+	assert_plan_refused(&o, &in, &out, "seek=18014398509481984: offset too large");
+}
+
+static void test_zero_without_count_refused(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = zero();
+	struct pdd_dev out = discard();
+	struct pdd_plan p;
+
+	(void)state;
+	assert_plan_refused(&o, &in, &out, "'/dev/zero' never ends: give count=");
+	cap_reset();
+	o.count = 8;
+	o.count_given = true;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.total, 4096);
+}
+
+static void test_stream_input_until_eof(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = fifo("standard input", false);
+	struct pdd_dev out = regfile("out.img", true, 0, false);
+	struct pdd_plan p;
+
+	(void)state;
+	o.skip = 5;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_true(p.total == PDD_UNTIL_EOF);
+	assert_int_equal(p.in_off, 2560);
+	/* no count of transfers to cap the depth */
+	assert_int_equal(p.depth, 8);
+	assert_int_equal(p.threads, 4);
+}
+
+/* --- direct I/O alignment ------------------------------------------------ */
+
+static void test_skip_unaligned_on_4kn_refused(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = blockdev("/dev/sdb", false, 4096, 64 * MiB, true);
+	struct pdd_dev out = regfile("out.img", true, 0, false);
+	struct pdd_plan p;
+
+	(void)state;
+	o.bs = 512;
+	o.skip = 1;
+	assert_plan_refused(&o, &in, &out,
+			    "skip=1: offset 512 of '/dev/sdb' is not a multiple of its logical block size 4096; with bs=512 skip= must be a multiple of 8");
+	cap_reset();
+	o.skip = 12;
+	assert_plan_refused(&o, &in, &out,
+			    "skip=12: offset 6144 of '/dev/sdb' is not a multiple of its logical block size 4096; with bs=512 skip= must be a multiple of 8");
+	cap_reset();
+	o.skip = 16;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.in_off, 8192);
+}
+
+static void test_skip_multiple_is_lbs_over_gcd(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = blockdev("/dev/sdb", false, 4096, 64 * MiB, true);
+	struct pdd_dev out = regfile("out.img", true, 0, false);
+	struct pdd_plan p;
+
+	(void)state;
+	/* 6144 = 1.5 * 4096: every second block lands on a sector */
+	o.bs = 6144;
+	o.bpt = 2;
+	o.skip = 1;
+	assert_plan_refused(&o, &in, &out,
+			    "skip=1: offset 6144 of '/dev/sdb' is not a multiple of its logical block size 4096; with bs=6144 skip= must be a multiple of 2");
+	cap_reset();
+	o.skip = 2;
+	assert_plan_ok(&o, &in, &out, &p);
+	cap_reset();
+	o.bs = 1000;
+	o.bpt = 4096;
+	o.skip = 8;
+	assert_plan_refused(&o, &in, &out,
+			    "skip=8: offset 8000 of '/dev/sdb' is not a multiple of its logical block size 4096; with bs=1000 skip= must be a multiple of 512");
+}
+
+static void test_seek_unaligned_on_4kn_refused(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = regfile("in.img", false, 1 * MiB, false);
+	struct pdd_dev out = blockdev("/dev/sdc", true, 4096, 64 * MiB, true);
+	struct pdd_plan p;
+
+	(void)state;
+	o.bs = 512;
+	o.seek = 3;
+	assert_plan_refused(&o, &in, &out,
+			    "seek=3: offset 1536 of '/dev/sdc' is not a multiple of its logical block size 4096; with bs=512 seek= must be a multiple of 8");
+	cap_reset();
+	o.seek = 8;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.out_off, 4096);
+}
+
+static void test_bpt_unaligned_on_4kn_refused(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = blockdev("/dev/sdb", false, 4096, 64 * MiB, true);
+	struct pdd_dev out = regfile("out.img", true, 0, false);
+	struct pdd_plan p;
+
+	(void)state;
+	o.bs = 512;
+	o.bpt = 1;
+	assert_plan_refused(&o, &in, &out,
+			    "bs=512 bpt=1: a transfer of 512 bytes is not a multiple of the logical block size 4096 of '/dev/sdb'; with bs=512 bpt= must be a multiple of 8");
+	cap_reset();
+	o.bpt = 12;
+	assert_plan_refused(&o, &in, &out,
+			    "bs=512 bpt=12: a transfer of 6144 bytes is not a multiple of the logical block size 4096 of '/dev/sdb'; with bs=512 bpt= must be a multiple of 8");
+	cap_reset();
+	/* the same on the output side */
+	in = regfile("in.img", false, 1 * MiB, false);
+	out = blockdev("/dev/sdc", true, 4096, 64 * MiB, true);
+	o.bpt = 1;
+	assert_plan_refused(&o, &in, &out,
+			    "bs=512 bpt=1: a transfer of 512 bytes is not a multiple of the logical block size 4096 of '/dev/sdc'; with bs=512 bpt= must be a multiple of 8");
+	cap_reset();
+	o.bpt = 24;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.xfer, 12288);
+}
+
+static void test_nodirect_block_device_not_refused(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = blockdev("/dev/sdb", false, 4096, 64 * MiB, false);
+	struct pdd_dev out = blockdev("/dev/sdc", true, 4096, 128 * MiB, false);
+	struct pdd_plan p;
+
+	(void)state;
+	o.bs = 512;
+	o.bpt = 1;
+	o.skip = 1;
+	o.seek = 3;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.in_off, 512);
+	assert_int_equal(p.out_off, 1536);
+	assert_int_equal(p.xfer, 512);
+}
+
+static void test_direct_regular_file_not_refused(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = regfile("in.img", false, 1 * MiB, true);
+	struct pdd_dev out = regfile("out.img", true, 0, true);
+	struct pdd_plan p;
+
+	(void)state;
+	o.bs = 512;
+	o.bpt = 1;
+	o.skip = 1;
+	o.seek = 3;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.total, 1 * MiB - 512);
+}
+
+static void test_aligned_512_device_not_refused(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = blockdev("/dev/sdb", false, 512, 64 * MiB, true);
+	struct pdd_dev out = blockdev("/dev/sdc", true, 512, 128 * MiB, true);
+	struct pdd_plan p;
+
+	(void)state;
+	o.bs = 512;
+	o.bpt = 1;
+	o.skip = 1;
+	o.seek = 3;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.total, 64 * MiB - 512);
+}
+
+/* --- the destination ----------------------------------------------------- */
+
+static void test_small_block_destination_refused(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = regfile("in.img", false, 1 * MiB, false);
+	struct pdd_dev out = blockdev("/dev/sdc", true, 512, 512 * KiB, true);
+	struct pdd_plan p;
+
+	(void)state;
+	assert_plan_refused(&o, &in, &out,
+			    "'/dev/sdc' is too small: the copy needs 1048576 bytes from byte 0 on, and the device holds 524288; give count= to copy less");
+	cap_reset();
+	/* it fits exactly */
+	out.size = 1 * MiB;
+	assert_plan_ok(&o, &in, &out, &p);
+	cap_reset();
+	/* but not after seek= */
+	o.seek = 1;
+	assert_plan_refused(&o, &in, &out,
+			    "'/dev/sdc' is too small: the copy needs 1048576 bytes from byte 512 on, and the device holds 1048576; give count= to copy less");
+	cap_reset();
+	/* seek= past the end of the device */
+	o.seek = 4096;
+	assert_plan_refused(&o, &in, &out,
+			    "'/dev/sdc' is too small: the copy needs 1048576 bytes from byte 2097152 on, and the device holds 1048576; give count= to copy less");
+}
+
+static void test_small_destination_with_count_allowed(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = regfile("in.img", false, 1 * MiB, false);
+	struct pdd_dev out = blockdev("/dev/sdc", true, 512, 512 * KiB, true);
+	struct pdd_plan p;
+
+	(void)state;
+	o.count = 2048;
+	o.count_given = true;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.total, 1 * MiB);
+}
+
+static void test_small_file_destination_allowed(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = regfile("in.img", false, 1 * MiB, false);
+	struct pdd_dev out = regfile("out.img", true, 4096, false);
+	struct pdd_plan p;
+
+	(void)state;
+	/* a file grows */
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.total, 1 * MiB);
+}
+
+static void test_seek_on_fifo_refused(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = regfile("in.img", false, 1 * MiB, false);
+	struct pdd_dev out = fifo("out.fifo", true);
+	struct pdd_plan p;
+
+	(void)state;
+	o.seek = 1;
+	assert_plan_refused(&o, &in, &out, "seek=1: 'out.fifo' is a fifo and cannot seek");
+	cap_reset();
+	o.seek = 0;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.out_off, 0);
+}
+
+/* --- depth, threads, buffers --------------------------------------------- */
+
+static void test_depth_twice_threads_by_default(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = regfile("in.img", false, 1 * GiB, false);
+	struct pdd_dev out = regfile("out.img", true, 0, false);
+	struct pdd_plan p;
+
+	(void)state;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.depth, 8);
+	assert_int_equal(p.threads, 4);
+	o.threads = 1;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.depth, 2);
+	assert_int_equal(p.threads, 1);
+	o.threads = 100;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.depth, 200);
+	assert_int_equal(p.threads, 100);
+}
+
+static void test_depth_set_by_qd(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = regfile("in.img", false, 1 * GiB, false);
+	struct pdd_dev out = regfile("out.img", true, 0, false);
+	struct pdd_plan p;
+
+	(void)state;
+	o.qd = 3;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.depth, 3);
+	/* threads never above depth */
+	assert_int_equal(p.threads, 3);
+	o.qd = 16;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.depth, 16);
+	assert_int_equal(p.threads, 4);
+}
+
+static void test_depth_capped_by_memory(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = regfile("in.img", false, 4 * GiB, false);
+	struct pdd_dev out = regfile("out.img", true, 0, false);
+	struct pdd_plan p;
+
+	(void)state;
+	/* 32 MiB transfers: 256 MiB holds 8 */
+	o.bs = 1 * MiB;
+	o.bpt = 32;
+	o.threads = 16;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.depth, 8);
+	assert_int_equal(p.threads, 8);
+	o.qd = 4096;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.depth, 8);
+	/* 100 MiB transfers: 2 fit */
+	o.bpt = 100;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.depth, 2);
+	assert_int_equal(p.threads, 2);
+}
+
+static void test_depth_capped_by_transfers(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = regfile("in.img", false, 2 * 64 * KiB + 1, false);
+	struct pdd_dev out = regfile("out.img", true, 0, false);
+	struct pdd_plan p;
+
+	(void)state;
+	/* two whole transfers and a one-byte piece */
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.xfer, 64 * KiB);
+	assert_int_equal(p.depth, 3);
+	assert_int_equal(p.threads, 3);
+	in.size = 2 * 64 * KiB;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.depth, 2);
+	assert_int_equal(p.threads, 2);
+	in.size = 1;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.depth, 1);
+	assert_int_equal(p.threads, 1);
+}
+
+static void test_buf_align_at_least_page(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = blockdev("/dev/sdb", false, 512, 64 * MiB, true);
+	struct pdd_dev out = blockdev("/dev/sdc", true, 512, 64 * MiB, true);
+	size_t page = page_size();
+	struct pdd_plan p;
+
+	(void)state;
+	in.mem_align = out.mem_align = 512;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.buf_align, page);
+	in = fifo("pipe", false);
+	out = discard();
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.buf_align, page);
+}
+
+static void test_buf_align_follows_devices(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = blockdev("/dev/sdb", false, 512, 64 * MiB, true);
+	struct pdd_dev out = blockdev("/dev/sdc", true, 512, 64 * MiB, true);
+	size_t page = page_size();
+	struct pdd_plan p;
+
+	(void)state;
+	in.mem_align = (unsigned int)(2 * page);
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.buf_align, 2 * page);
+	out.mem_align = (unsigned int)(4 * page);
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.buf_align, 4 * page);
+	in.mem_align = (unsigned int)(8 * page);
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.buf_align, 8 * page);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(f) cmocka_unit_test_setup_teardown(f, cap_open, cap_close)
+		T(test_bs_defaults_to_block_device_lbs),
+		T(test_bs_defaults_to_512_otherwise),
+		T(test_bpt_default_follows_bs),
+		T(test_bs_and_bpt_given_win),
+		T(test_transfer_size_limit),
+		T(test_count_from_input_size_minus_skip),
+		T(test_skip_to_end_copies_nothing),
+		T(test_skip_past_end_gives_zero),
+		T(test_count_given_wins),
+		T(test_count_range_too_large),
+		T(test_offsets_too_large),
+		T(test_zero_without_count_refused),
+		T(test_stream_input_until_eof),
+		T(test_skip_unaligned_on_4kn_refused),
+		T(test_skip_multiple_is_lbs_over_gcd),
+		T(test_seek_unaligned_on_4kn_refused),
+		T(test_bpt_unaligned_on_4kn_refused),
+		T(test_nodirect_block_device_not_refused),
+		T(test_direct_regular_file_not_refused),
+		T(test_aligned_512_device_not_refused),
+		T(test_small_block_destination_refused),
+		T(test_small_destination_with_count_allowed),
+		T(test_small_file_destination_allowed),
+		T(test_seek_on_fifo_refused),
+		T(test_depth_twice_threads_by_default),
+		T(test_depth_set_by_qd),
+		T(test_depth_capped_by_memory),
+		T(test_depth_capped_by_transfers),
+		T(test_buf_align_at_least_page),
+		T(test_buf_align_follows_devices),
+#undef T
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
