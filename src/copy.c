@@ -352,6 +352,11 @@ static void report_error(const struct core *c)
 		pdd_error("copy failed: %s", strerror(-r->err));
 		break;
 	}
+	if (r->err_op == PDD_OP_FLUSH) {
+		pdd_error("the %" PRIu64 " bytes written may not be on stable storage",
+			  r->out_bytes);
+		return;
+	}
 	/* the done mark: where a rerun would pick up */
 	pdd_error("%" PRIu64 " bytes are copied: input below block %" PRIu64
 		  " is in output below block %" PRIu64, r->out_bytes,

@@ -4,6 +4,7 @@
 #   T                      a scratch directory on disk (ext4 here), removed at exit
 #   requires_root          skip (exit 77) with a reason when not root
 #   mkloop FILE [SECTOR]   make a loop device, print its name; detached at exit
+#   mktmpfs DIR SIZE       mount a tmpfs of SIZE on DIR; unmounted at exit
 #   fail MSG / skip MSG    end the test
 #   run_pdd ARGS...        run pdd, stderr in $T/err, status in $rc
 #   expect_rc N            check $rc
@@ -22,12 +23,16 @@ echo "seed: PDD_SEED=$seed"
 
 T=$(mktemp -d "${PDD_TEST_DIR:-/var/tmp}/pdd-$name.XXXXXX")
 : >"$T/.loops"
+: >"$T/.mounts"
 
 cleanup() {
 	local dev
 	while read -r dev; do
 		[ -n "$dev" ] && losetup -d "$dev" 2>/dev/null
 	done <"$T/.loops"
+	while read -r dev; do
+		[ -n "$dev" ] && umount "$dev" 2>/dev/null
+	done <"$T/.mounts"
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -47,6 +52,12 @@ mkloop() {
 		fail "losetup on $file failed"
 	echo "$dev" >>"$T/.loops"
 	echo "$dev"
+}
+
+mktmpfs() {
+	mkdir -p "$1"
+	mount -t tmpfs -o size="$2" pdd-test "$1" || fail "cannot mount a tmpfs on $1"
+	echo "$1" >>"$T/.mounts"
 }
 
 run_pdd() {

@@ -1,0 +1,39 @@
+#!/bin/bash
+# Real write-side failures from a device whose backing store fills up: a
+# loop device over a sparse 8 MiB file on a 1 MiB tmpfs.  Buffered writes
+# succeed into the page cache and the flush at the end fails: pdd must say
+# so and exit non-zero.  Direct writes fail at the first block that does
+# not fit: pdd stops there, says where, and reports the done mark.
+. "$(dirname "$0")/../lib.sh"
+requires_root
+
+mktmpfs "$T/mnt" 1m
+truncate -s 8M "$T/mnt/sparse"
+"$STAMP" fill "$T/src" 0 $((4 * 1048576)) 5
+# no --direct-io on this one: the loop driver writes through tmpfs's cache
+L=$(losetup --find --show "$T/mnt/sparse") || fail "losetup"
+echo "$L" >>"$T/.loops"
+
+run_pdd if="$T/src" of="$L" oflag=nodirect
+expect_rc 3
+expect_err "pdd: error flushing '$L': Input/output error"
+expect_err "pdd: the 4194304 bytes written may not be on stable storage"
+expect_err "8192+0 records out"
+
+# sync=0 skips the flush, so the same copy "succeeds" into the cache
+run_pdd if="$T/src" of="$L" oflag=nodirect sync=0
+expect_rc 0
+
+# the page cache of the failed device may still hold the failed pages:
+# start from a fresh backing file
+losetup -d "$L"
+rm -f "$T/mnt/sparse"
+truncate -s 8M "$T/mnt/sparse"
+L=$(losetup --find --show "$T/mnt/sparse") || fail "losetup"
+echo "$L" >>"$T/.loops"
+run_pdd if="$T/src" of="$L" bpt=16
+expect_rc 15
+expect_err "pdd: error writing '$L' at block 2048: No space left on device"
+expect_err "pdd: 1048576 bytes are copied: input below block 2048 is in output below block 2048"
+expect_err "2048+0 records out"
+echo "write and flush failures stop with the position"
