@@ -30,6 +30,8 @@ struct pdd_req {
 					 * resubmits the rest), 0 on a read is end
 					 * of file */
 	uint64_t idx;			/* transfer number, the core's */
+	unsigned int buf_idx;		/* which of engine->bufs buf lies in, so an
+					 * engine may use registered buffers */
 	struct pdd_req *next;		/* link for the engine's queues */
 };
 
@@ -39,7 +41,9 @@ struct pdd_engine_ops {
 	const char *name;		/* "threads", later "uring", "aio", "sg" */
 	/* 0 if this engine can drive these two sides, else -ENOTSUP etc. */
 	int (*probe)(const struct pdd_dev *in, const struct pdd_dev *out);
-	/* set up for e->threads workers and e->depth requests in flight */
+	/* set up for e->threads workers and e->depth requests in flight; the
+	 * sides and every buffer are known by now, for engines that register
+	 * files or buffers with the kernel */
 	int (*init)(struct pdd_engine *e);
 	/* start rq; 0 or -errno (then rq is not owned by the engine) */
 	int (*submit)(struct pdd_engine *e, struct pdd_req *rq);
@@ -54,14 +58,18 @@ struct pdd_engine {
 	const struct pdd_engine_ops *ops;	/* the engine's hooks */
 	unsigned int threads;		/* worker threads to use */
 	unsigned int depth;		/* most requests in flight at once */
+	const struct pdd_dev *in;	/* the input side */
+	const struct pdd_dev *out;	/* the output side */
+	void *const *bufs;		/* the core's transfer buffers */
+	unsigned int nbufs;		/* how many */
+	size_t buf_len;			/* bytes in each */
 	void *priv;			/* the engine's own state */
 };
 
 extern const struct pdd_engine_ops pdd_threads_ops;
 
 int pdd_engine_setup(struct pdd_engine *e, const char *name,
-		     const struct pdd_dev *in, const struct pdd_dev *out,
-		     unsigned int threads, unsigned int depth);
+		     const struct pdd_engine *want);
 bool pdd_engine_known(const char *name);
 void pdd_engine_names(char *buf, size_t len);
 

@@ -39,6 +39,7 @@ struct core {
 	struct pdd_engine eng;		/* who moves the bytes */
 	struct pdd_seq seq;		/* write order and done mark */
 	struct slot *slots;		/* seq.win of them; transfer i uses i % win */
+	void **bufs;			/* each slot's buffer, for the engine */
 	unsigned int reads;		/* reads in flight */
 	unsigned int writes;		/* writes in flight */
 	uint64_t retired;		/* transfers counted into out_bytes */
@@ -65,36 +66,34 @@ static void fail(struct core *c, uint64_t idx, enum pdd_op op, uint64_t off, int
 	c->err_idx = idx;
 }
 
-static int submit(struct core *c, struct slot *s)
-{
-	int err = c->eng.ops->submit(&c->eng, &s->rq);
-
-	if (err)
-		return err;
-	if (s->rq.op == PDD_OP_READ)
-		c->reads++;
-	else
-		c->writes++;
-	return 0;
-}
-
-static void submit_read(struct core *c, uint64_t idx)
+/* Hand the engine what is left of transfer idx's read or write: from
+ * the bytes already moved (got or put) to the end of the piece. */
+static void submit_io(struct core *c, uint64_t idx, enum pdd_op op)
 {
 	struct slot *s = slot_of(c, idx);
 	struct pdd_req *rq = &s->rq;
-	uint64_t off = c->p->in_off + idx * c->p->xfer + s->got;
+	bool rd = op == PDD_OP_READ;
+	struct pdd_dev *d = rd ? c->in : c->out;
+	size_t moved = rd ? s->got : s->put;
+	uint64_t off = (rd ? c->p->in_off : c->p->out_off) + idx * c->p->xfer + moved;
 	int err;
 
-	rq->op = PDD_OP_READ;
+	rq->op = op;
 	rq->idx = idx;
-	rq->buf = s->buf + s->got;
-	rq->len = s->len - s->got;
+	rq->buf = s->buf + moved;
+	rq->len = (rd ? s->len : s->got) - moved;
 	rq->off = off;
-	rq->positional = !c->in->stream;
-	rq->fd = pdd_dev_pick_fd(c->in, off, rq->len, rq->buf);
-	err = submit(c, s);
-	if (err)
-		fail(c, idx, PDD_OP_READ, off, err);
+	rq->positional = !d->stream;
+	rq->fd = pdd_dev_pick_fd(d, off, rq->len, rq->buf);
+	err = c->eng.ops->submit(&c->eng, rq);
+	if (err) {
+		fail(c, idx, op, off, err);
+		return;
+	}
+	if (rd)
+		c->reads++;
+	else
+		c->writes++;
 }
 
 static void start_read(struct core *c)
@@ -108,7 +107,7 @@ static void start_read(struct core *c)
 		s->len = (size_t)(c->p->total - start);
 	s->got = 0;
 	s->put = 0;
-	submit_read(c, idx);
+	submit_io(c, idx, PDD_OP_READ);
 }
 
 static void retire(struct core *c, uint64_t idx)
@@ -152,25 +151,13 @@ static int barrier_done(struct core *c, const struct slot *s)
 static void submit_write(struct core *c, uint64_t idx)
 {
 	struct slot *s = slot_of(c, idx);
-	struct pdd_req *rq = &s->rq;
-	uint64_t off = c->p->out_off + idx * c->p->xfer + s->put;
-	int err;
 
 	if (c->out->kind == PDD_KIND_NULL) {	/* nothing to do to discard */
 		s->put = s->got;
 		retire(c, idx);
 		return;
 	}
-	rq->op = PDD_OP_WRITE;
-	rq->idx = idx;
-	rq->buf = s->buf + s->put;
-	rq->len = s->got - s->put;
-	rq->off = off;
-	rq->positional = !c->out->stream;
-	rq->fd = pdd_dev_pick_fd(c->out, off, rq->len, rq->buf);
-	err = submit(c, s);
-	if (err)
-		fail(c, idx, PDD_OP_WRITE, off, err);
+	submit_io(c, idx, PDD_OP_WRITE);
 }
 
 static void read_done(struct core *c, struct slot *s)
@@ -193,7 +180,7 @@ static void read_done(struct core *c, struct slot *s)
 			return;
 		}
 	} else if (s->got < s->len) {
-		submit_read(c, idx);
+		submit_io(c, idx, PDD_OP_READ);
 		return;
 	}
 	pdd_seq_read_done(&c->seq, idx);
@@ -289,14 +276,20 @@ static int setup(struct core *c)
 		ntrans = p->total / p->xfer + (p->total % p->xfer != 0);
 	err = pdd_seq_init(&c->seq, p->depth, ntrans);
 	c->slots = calloc(p->depth, sizeof(*c->slots));
-	for (unsigned int i = 0; !err && c->slots && i < p->depth; i++)
-		err = -posix_memalign((void **)&c->slots[i].buf, p->buf_align, p->xfer);
-	if (err || !c->slots) {
+	c->bufs = calloc(p->depth, sizeof(*c->bufs));
+	for (unsigned int i = 0; !err && c->slots && c->bufs && i < p->depth; i++) {
+		err = -posix_memalign(&c->bufs[i], p->buf_align, p->xfer);
+		c->slots[i].buf = c->bufs[i];
+		c->slots[i].rq.buf_idx = i;
+	}
+	if (err || !c->slots || !c->bufs) {
 		pdd_error("cannot allocate %u buffers of %zu bytes: %s", p->depth,
 			  p->xfer, strerror(ENOMEM));
 		return -ENOMEM;
 	}
-	err = pdd_engine_setup(&c->eng, p->engine, c->in, c->out, p->threads, p->depth);
+	err = pdd_engine_setup(&c->eng, p->engine, &(struct pdd_engine){
+		.threads = p->threads, .depth = p->depth, .in = c->in, .out = c->out,
+		.bufs = c->bufs, .nbufs = p->depth, .buf_len = p->xfer });
 	if (err) {
 		pdd_error("cannot start engine '%s': %s", p->engine, strerror(-err));
 		return err;
@@ -311,9 +304,10 @@ static void teardown(struct core *c)
 {
 	if (c->eng.ops)
 		c->eng.ops->exit(&c->eng);
-	if (c->slots)
+	if (c->bufs)
 		for (unsigned int i = 0; i < c->p->depth; i++)
-			free(c->slots[i].buf);
+			free(c->bufs[i]);
+	free(c->bufs);
 	free(c->slots);
 	pdd_seq_free(&c->seq);
 }

@@ -32,9 +32,10 @@ void pdd_engine_names(char *buf, size_t len)
 		n += (size_t)snprintf(buf + n, len - n, ", %s", engines[i]->name);
 }
 
+/* Start the engine called name (or the first that works, for "auto"),
+ * with the sides, sizes and buffers given in want. */
 int pdd_engine_setup(struct pdd_engine *e, const char *name,
-		     const struct pdd_dev *in, const struct pdd_dev *out,
-		     unsigned int threads, unsigned int depth)
+		     const struct pdd_engine *want)
 {
 	bool any = !strcmp(name, "auto");
 	int err = -ENOENT;
@@ -44,12 +45,11 @@ int pdd_engine_setup(struct pdd_engine *e, const char *name,
 
 		if (!any && strcmp(ops->name, name))
 			continue;
-		err = ops->probe ? ops->probe(in, out) : 0;
+		err = ops->probe ? ops->probe(want->in, want->out) : 0;
 		if (!err) {
-			memset(e, 0, sizeof(*e));
+			*e = *want;
 			e->ops = ops;
-			e->threads = threads;
-			e->depth = depth;
+			e->priv = NULL;
 			err = ops->init(e);
 		}
 		if (!err)
