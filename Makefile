@@ -14,6 +14,22 @@ WARN     = -Wall -Wextra -Werror
 ALL_CFLAGS = -std=gnu11 $(WARN) -Iinclude $(CFLAGS)
 LDLIBS   = -lpthread -lm
 
+# The asynchronous engines are built where their libraries are installed
+# (make check and make demo install them first); threads always is.
+HAVE_URING := $(shell pkg-config --exists liburing 2>/dev/null && echo y)
+HAVE_AIO   := $(shell test -e /usr/include/libaio.h && echo y)
+ENGINE_SRCS = src/engines/threads.c
+ifeq ($(HAVE_URING),y)
+ALL_CFLAGS += -DHAVE_LIBURING
+ENGINE_SRCS += src/engines/uring.c
+LDLIBS += -luring
+endif
+ifeq ($(HAVE_AIO),y)
+ALL_CFLAGS += -DHAVE_LIBAIO
+ENGINE_SRCS += src/engines/aio.c
+LDLIBS += -laio
+endif
+
 ifeq ($(V),1)
 Q =
 msg = @true
@@ -23,16 +39,16 @@ msg = @printf '  %-6s %s\n'
 endif
 
 SRCS = src/main.c src/args.c src/dev.c src/plan.c src/copy.c src/seq.c \
-       src/stats.c src/msg.c src/engine.c src/engines/threads.c
+       src/stats.c src/msg.c src/engine.c $(ENGINE_SRCS)
 LIB_SRCS = $(filter-out src/main.c,$(SRCS))
 HDRS = $(wildcard include/*.h)
 
 UNIT_TESTS = args plan seq stats
-TOOLS = tests/tools/stamp
+TOOLS = tests/tools/stamp tests/tools/noring
 
 .SECONDARY:
 
-.PHONY: all check demo install uninstall clean deps unit unit-san tsan clang \
+.PHONY: all check demo install uninstall clean deps unit unit-san tsan asan-dev clang \
 	dev-tests FORCE
 
 all: pdd
@@ -81,6 +97,11 @@ build/asan/test-%: tests/unit/test-%.c $(LIB_SRCS:%.c=build/asan/%.o)
 	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all \
 		-o $@ $^ -lcmocka $(LDLIBS)
 
+build/asan/pdd: $(SRCS:%.c=build/asan/%.o)
+	$(msg) LINK $@
+	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all \
+		-o $@ $^ $(LDLIBS)
+
 build/tsan/pdd: $(SRCS:%.c=build/tsan/%.o)
 	$(msg) LINK $@
 	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=thread -o $@ $^ $(LDLIBS)
@@ -101,6 +122,12 @@ clang: $(SRCS:%.c=build/clang/%.o)
 tsan: build/tsan/pdd $(TOOLS)
 	$(Q)PDD=build/tsan/pdd tests/run-tests tests/dev/tsan-threads.sh
 
+# every engine's copy path under ASan+UBSan, on files, pipes and devices
+ASAN_DEV_TESTS = tests/dev/streams.sh tests/dev/loop-devices.sh tests/dev/dd-diff.sh \
+	tests/dev/too-small.sh tests/dev/engine-fallback.sh
+asan-dev: build/asan/pdd $(TOOLS)
+	$(Q)PDD=build/asan/pdd DIFF_RUNS=60 tests/run-tests $(ASAN_DEV_TESTS)
+
 dev-tests: pdd $(TOOLS)
 	$(Q)tests/run-tests
 
@@ -110,6 +137,7 @@ check: deps
 	$(Q)$(MAKE) --no-print-directory unit
 	$(Q)$(MAKE) --no-print-directory unit-san
 	$(Q)$(MAKE) --no-print-directory tsan
+	$(Q)$(MAKE) --no-print-directory asan-dev
 	$(Q)$(MAKE) --no-print-directory dev-tests
 
 demo: deps

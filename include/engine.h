@@ -38,9 +38,15 @@ struct pdd_req {
 struct pdd_engine;
 
 struct pdd_engine_ops {
-	const char *name;		/* "threads", later "uring", "aio", "sg" */
-	/* 0 if this engine can drive these two sides, else -ENOTSUP etc. */
+	const char *name;		/* "uring", "aio", "threads" */
+	bool threaded;			/* threads= sets its number of workers;
+					 * otherwise one thread submits */
+	/* 0: this engine drives these two sides at full speed here; 1: it
+	 * can, but no better than a plain system call (engine=auto passes it
+	 * over); -errno: it cannot run here.  NULL means always 0. */
 	int (*probe)(const struct pdd_dev *in, const struct pdd_dev *out);
+	/* transfers in flight when qd= is not given */
+	unsigned int (*default_depth)(size_t xfer, unsigned int threads);
 	/* set up for e->threads workers and e->depth requests in flight; the
 	 * sides and every buffer are known by now, for engines that register
 	 * files or buffers with the kernel */
@@ -67,9 +73,19 @@ struct pdd_engine {
 };
 
 extern const struct pdd_engine_ops pdd_threads_ops;
+#ifdef HAVE_LIBURING
+extern const struct pdd_engine_ops pdd_uring_ops;
+#endif
+#ifdef HAVE_LIBAIO
+extern const struct pdd_engine_ops pdd_aio_ops;
+#endif
 
-int pdd_engine_setup(struct pdd_engine *e, const char *name,
+const struct pdd_engine_ops *pdd_engine_choose(const char *name,
+					       const struct pdd_dev *in,
+					       const struct pdd_dev *out, int *err);
+int pdd_engine_start(struct pdd_engine *e, const struct pdd_engine_ops *ops,
 		     const struct pdd_engine *want);
+unsigned int pdd_async_depth(size_t xfer, unsigned int threads);
 bool pdd_engine_known(const char *name);
 void pdd_engine_names(char *buf, size_t len);
 

@@ -111,10 +111,12 @@ struct pdd_plan {
 	unsigned int depth;		/* transfers in flight */
 	unsigned int threads;		/* worker threads */
 	size_t buf_align;		/* buffer address alignment */
-	const char *engine;		/* engine name asked for */
+	const struct pdd_engine_ops *ops; /* the engine that will run */
 };
 
 #define PDD_UNTIL_EOF UINT64_MAX
+
+struct pdd_engine_ops;
 
 enum pdd_op {
 	PDD_OP_NONE,

@@ -287,16 +287,21 @@ static int setup(struct core *c)
 			  p->xfer, strerror(ENOMEM));
 		return -ENOMEM;
 	}
-	err = pdd_engine_setup(&c->eng, p->engine, &(struct pdd_engine){
+	err = pdd_engine_start(&c->eng, p->ops, &(struct pdd_engine){
 		.threads = p->threads, .depth = p->depth, .in = c->in, .out = c->out,
 		.bufs = c->bufs, .nbufs = p->depth, .buf_len = p->xfer });
 	if (err) {
-		pdd_error("cannot start engine '%s': %s", p->engine, strerror(-err));
+		pdd_error("cannot start engine %s: %s", p->ops->name, strerror(-err));
 		return err;
 	}
 	c->r->engine = c->eng.ops->name;
-	pdd_info(1, "engine %s, %u threads, %u transfers of %zu bytes in flight",
-		 c->eng.ops->name, p->threads, p->depth, p->xfer);
+	if (c->eng.ops->threaded)
+		pdd_info(1, "engine %s, %u thread%s, %u transfer%s of %zu bytes in flight",
+			 c->eng.ops->name, p->threads, p->threads == 1 ? "" : "s",
+			 p->depth, p->depth == 1 ? "" : "s", p->xfer);
+	else
+		pdd_info(1, "engine %s, %u transfer%s of %zu bytes in flight",
+			 c->eng.ops->name, p->depth, p->depth == 1 ? "" : "s", p->xfer);
 	return 0;
 }
 
@@ -370,7 +375,7 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 	int err;
 
 	memset(r, 0, sizeof(*r));
-	r->engine = p->engine;
+	r->engine = p->ops->name;
 	err = setup(&c);
 	if (err) {
 		teardown(&c);

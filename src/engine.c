@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The table of engines and the choice among them.  engine=auto takes the
- * first engine in the table whose probe accepts both sides.
+ * first engine in the table that can drive both sides at full speed:
+ * io_uring, then libaio, then threads, which always works.  An engine
+ * named on the command line is used if it can run at all.
  */
 #include <errno.h>
 #include <string.h>
@@ -9,6 +11,12 @@
 #include "engine.h"
 
 static const struct pdd_engine_ops *const engines[] = {
+#ifdef HAVE_LIBURING
+	&pdd_uring_ops,
+#endif
+#ifdef HAVE_LIBAIO
+	&pdd_aio_ops,
+#endif
 	&pdd_threads_ops,
 };
 #define N_ENGINES (sizeof(engines) / sizeof(engines[0]))
@@ -23,7 +31,7 @@ bool pdd_engine_known(const char *name)
 	return false;
 }
 
-/* "auto, threads" for messages and --help */
+/* "auto, uring, aio, threads" for messages */
 void pdd_engine_names(char *buf, size_t len)
 {
 	size_t n = (size_t)snprintf(buf, len, "auto");
@@ -32,29 +40,54 @@ void pdd_engine_names(char *buf, size_t len)
 		n += (size_t)snprintf(buf + n, len - n, ", %s", engines[i]->name);
 }
 
-/* Start the engine called name (or the first that works, for "auto"),
- * with the sides, sizes and buffers given in want. */
-int pdd_engine_setup(struct pdd_engine *e, const char *name,
-		     const struct pdd_engine *want)
+const struct pdd_engine_ops *pdd_engine_choose(const char *name,
+					       const struct pdd_dev *in,
+					       const struct pdd_dev *out, int *err)
 {
 	bool any = !strcmp(name, "auto");
-	int err = -ENOENT;
 
+	*err = -ENOENT;
 	for (size_t i = 0; i < N_ENGINES; i++) {
 		const struct pdd_engine_ops *ops = engines[i];
+		int r;
 
 		if (!any && strcmp(ops->name, name))
 			continue;
-		err = ops->probe ? ops->probe(want->in, want->out) : 0;
-		if (!err) {
-			*e = *want;
-			e->ops = ops;
-			e->priv = NULL;
-			err = ops->init(e);
-		}
-		if (!err)
-			return 0;
-		pdd_info(1, "engine %s cannot run here: %s", ops->name, strerror(-err));
+		r = ops->probe ? ops->probe(in, out) : 0;
+		if (r == 0 || (r > 0 && !any))
+			return ops;
+		if (r > 0)
+			pdd_info(1, "engine %s passed over: it would run synchronously here",
+				 ops->name);
+		else
+			pdd_info(1, "engine %s cannot run here: %s", ops->name, strerror(-r));
+		*err = r < 0 ? r : -EOPNOTSUPP;
 	}
-	return err;
+	return NULL;
+}
+
+/* Start ops with the sides, sizes and buffers given in want. */
+int pdd_engine_start(struct pdd_engine *e, const struct pdd_engine_ops *ops,
+		     const struct pdd_engine *want)
+{
+	*e = *want;
+	e->ops = ops;
+	e->priv = NULL;
+	return ops->init(e);
+}
+
+/*
+ * Default queue depth of the asynchronous engines: deep enough that small
+ * transfers keep the device busy (32 requests), shallow enough that large
+ * ones do not hoard memory (16 MiB in flight), never below 4.  Chosen by
+ * scripts/bench.sh on loop devices; qd= overrides it.
+ */
+unsigned int pdd_async_depth(size_t xfer, unsigned int threads)
+{
+	size_t by_mem = (16u << 20) / xfer;
+
+	(void)threads;		/* one submitting thread: threads= plays no part */
+	if (by_mem > 32)
+		return 32;
+	return by_mem < 4 ? 4 : (unsigned int)by_mem;
 }

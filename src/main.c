@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "engine.h"
 #include "exitcodes.h"
 #include "pdd.h"
 
@@ -40,7 +41,10 @@ int main(int argc, char **argv)
 		return PDD_EXIT_OK;
 	}
 	if (o.version) {
-		printf("pdd %s\n", PDD_VERSION);
+		char names[128];
+
+		pdd_engine_names(names, sizeof(names));
+		printf("pdd %s\nengines: %s\n", PDD_VERSION, names);
 		return PDD_EXIT_OK;
 	}
 	pdd_verbose = o.verbose;

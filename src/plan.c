@@ -10,8 +10,10 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <string.h>
 #include <unistd.h>
 
+#include "engine.h"
 #include "pdd.h"
 
 static uint64_t gcd(uint64_t a, uint64_t b)
@@ -107,10 +109,12 @@ static int check_room(const struct pdd_opts *o, const struct pdd_dev *out,
 
 static unsigned int pick_depth(const struct pdd_opts *o, const struct pdd_plan *p)
 {
-	uint64_t depth = o->qd ? o->qd : 2ULL * o->threads;
+	uint64_t depth = o->qd;
 	uint64_t by_mem = PDD_MAX_INFLIGHT_BYTES / p->xfer;
 	uint64_t ntrans;
 
+	if (!depth)
+		depth = p->ops->default_depth(p->xfer, o->threads);
 	if (depth > by_mem)
 		depth = by_mem;
 	if (p->total != PDD_UNTIL_EOF) {
@@ -132,7 +136,6 @@ int pdd_plan_make(const struct pdd_opts *o, const struct pdd_dev *in,
 	p->bpt = o->bpt ? o->bpt : (p->bs < 2048 ? 128 : 32);
 	if (!o->bpt && p->bs <= PDD_MAX_XFER && p->bpt > PDD_MAX_XFER / p->bs)
 		p->bpt = PDD_MAX_XFER / p->bs;
-	p->engine = o->engine;
 	if (__builtin_mul_overflow(p->bs, p->bpt, &p->xfer) ||
 	    p->xfer > PDD_MAX_XFER) {
 		pdd_error("bs=%" PRIu64 " bpt=%" PRIu64 ": a transfer may be at most %llu bytes",
@@ -166,8 +169,13 @@ int pdd_plan_make(const struct pdd_opts *o, const struct pdd_dev *in,
 		return -EINVAL;
 	}
 
+	p->ops = pdd_engine_choose(o->engine, in, out, &err);
+	if (!p->ops) {
+		pdd_error("engine=%s cannot run here: %s", o->engine, strerror(-err));
+		return err;
+	}
 	p->depth = pick_depth(o, p);
-	p->threads = o->threads < p->depth ? o->threads : p->depth;
+	p->threads = !p->ops->threaded ? 1 : o->threads < p->depth ? o->threads : p->depth;
 	p->buf_align = page > 0 ? (size_t)page : 4096;
 	if (in->mem_align > p->buf_align)
 		p->buf_align = in->mem_align;
@@ -203,6 +211,6 @@ void pdd_plan_print(FILE *f, const struct pdd_plan *p,
 		p->out_off / p->bs);
 	fprintf(f, "  using   engine=%s, %zu bytes per transfer (bpt=%" PRIu64
 		"), %u in flight, %u thread%s\n",
-		p->engine, p->xfer, p->bpt, p->depth, p->threads,
+		p->ops->name, p->xfer, p->bpt, p->depth, p->threads,
 		p->threads == 1 ? "" : "s");
 }

@@ -6,6 +6,7 @@
 #   mkloop FILE [SECTOR]   make a loop device, print its name; detached at exit
 #   mktmpfs DIR SIZE       mount a tmpfs of SIZE on DIR; unmounted at exit
 #   fail MSG / skip MSG    end the test
+#   pdd ARGS...            run pdd with engine=$PDD_ENGINE added when set
 #   run_pdd ARGS...        run pdd, stderr in $T/err, status in $rc
 #   expect_rc N            check $rc
 #   expect_err TEXT        check $T/err holds the exact line TEXT
@@ -30,8 +31,13 @@ cleanup() {
 	while read -r dev; do
 		[ -n "$dev" ] && losetup -d "$dev" 2>/dev/null
 	done <"$T/.loops"
+	# a detached loop device lets go of its backing file a moment later
 	while read -r dev; do
-		[ -n "$dev" ] && umount "$dev" 2>/dev/null
+		[ -n "$dev" ] || continue
+		for _ in 1 2 3 4 5 6 7 8 9 10; do
+			umount "$dev" 2>/dev/null && break
+			sleep 0.2
+		done
 	done <"$T/.mounts"
 	rm -rf "$T"
 }
@@ -60,9 +66,14 @@ mktmpfs() {
 	echo "$1" >>"$T/.mounts"
 }
 
+# every test runs once per engine: tests/run-tests sets PDD_ENGINE
+eng=()
+[ -n "${PDD_ENGINE:-}" ] && eng=(engine="$PDD_ENGINE")
+pdd() { "$PDD" "$@" "${eng[@]}"; }
+
 run_pdd() {
 	rc=0
-	"$PDD" "$@" 2>"$T/err" || rc=$?
+	pdd "$@" 2>"$T/err" || rc=$?
 }
 
 expect_rc() {

@@ -165,9 +165,18 @@ static int threads_reap(struct pdd_engine *e, struct pdd_req **done,
 	return (int)n;
 }
 
+/* two transfers per worker: while one is written, the next is read */
+static unsigned int threads_depth(size_t xfer, unsigned int threads)
+{
+	(void)xfer;
+	return 2 * threads;
+}
+
 const struct pdd_engine_ops pdd_threads_ops = {
 	.name = "threads",
+	.threaded = true,
 	.probe = NULL,			/* plain system calls work on anything */
+	.default_depth = threads_depth,
 	.init = threads_init,
 	.submit = threads_submit,
 	.reap = threads_reap,

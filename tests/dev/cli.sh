@@ -40,16 +40,17 @@ for of in "$T/new" "$T/keep"; do
 	bad "pdd: oflag=direct,nodirect: 'direct' and 'nodirect' contradict" of="$of" oflag=direct,nodirect
 	bad "pdd: oflag=sparse: unknown flag 'sparse'" of="$of" oflag=sparse
 	bad "pdd: oflag=append and seek= contradict: appended data goes to the end" of="$of" oflag=append seek=1
-	bad "pdd: engine=warp: unknown engine (choose from auto, threads)" of="$of" engine=warp
+	bad "pdd: engine=warp: unknown engine (choose from auto, uring, aio, threads)" of="$of" engine=warp
 	bad "pdd: status=loud: unknown status (choose none or noxfer)" of="$of" status=loud
 	bad "pdd: sync=2: must be at most 1" of="$of" sync=2
 	bad "pdd: of=: missing file name" of=
 done
 
 # --help and --version
-"$PDD" --help >"$T/help" || fail "--help exit status"
+pdd --help >"$T/help" || fail "--help exit status"
 head -1 "$T/help" | grep -qx "Usage: pdd \[OPERAND\]... \[OPTION\]..." || fail "--help first line"
-[ "$("$PDD" --version)" = "pdd 0.1.0" ] || fail "--version"
+[ "$(pdd --version | head -1)" = "pdd 0.1.0" ] || fail "--version"
+pdd --version | grep -qx "engines: auto, .*threads" || fail "--version engines line"
 
 # a missing input: 50 + ENOENT
 run_pdd if="$T/none" of="$T/new"
@@ -110,7 +111,7 @@ grep -qE '^cpu time: user [0-9]+\.[0-9]{3} secs, sys [0-9]+\.[0-9]{3} secs, [0-9
 run_pdd if="$T/in" of="$T/new" --dry-run >/dev/null
 expect_rc 0
 [ ! -e "$T/new" ] || fail "--dry-run created the output"
-"$PDD" if="$T/in" of="$T/new" --dry-run 2>/dev/null | grep -qF "'$T/new': regular file (to be created)" || fail "--dry-run plan"
+pdd if="$T/in" of="$T/new" --dry-run 2>/dev/null | grep -qF "'$T/new': regular file (to be created)" || fail "--dry-run plan"
 
 # sg and raw devices are recognised by their major numbers and refused
 if [ "$(id -u)" = 0 ]; then

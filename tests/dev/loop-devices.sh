@@ -66,18 +66,18 @@ expect_err "1953+1 records out"
 
 # --- stdin -> device, through a pipe
 "$STAMP" fill "$C" 0 $((16 * MiB)) 33
-head -c $((3 * MiB)) "$T/a.img" | "$PDD" of="$C" bs=4096 seek=2 2>"$T/err" || fail "stdin -> device"
+head -c $((3 * MiB)) "$T/a.img" | pdd of="$C" bs=4096 seek=2 2>"$T/err" || fail "stdin -> device"
 expect_err "768+0 records out"
 "$STAMP" check "$C" 8192 $((3 * MiB)) 11 0 4096 || fail "stdin -> device data"
 "$STAMP" check "$C" 0 8192 33 0 4096 || fail "stdin -> device: before seek"
 
 # --- device -> stdout, into a pipe and into a file
-"$PDD" if="$A" skip=2 count=100 2>"$T/err" | cmp - <(head -c $((102 * 512)) "$T/a.img" | tail -c $((100 * 512))) ||
+pdd if="$A" skip=2 count=100 2>"$T/err" | cmp - <(head -c $((102 * 512)) "$T/a.img" | tail -c $((100 * 512))) ||
 	fail "device -> stdout pipe"
-"$PDD" if="$B" >"$T/stdout.out" 2>"$T/err" || fail "device -> stdout file"
+pdd if="$B" >"$T/stdout.out" 2>"$T/err" || fail "device -> stdout file"
 "$STAMP" check "$T/stdout.out" 0 $((16 * MiB)) 22 0 || fail "device -> stdout file data"
 
 # --- the same device as stdin (reopened for direct I/O)
-"$PDD" of="$T/stdin.out" <"$B" 2>"$T/err" || fail "device on stdin"
+pdd of="$T/stdin.out" <"$B" 2>"$T/err" || fail "device on stdin"
 "$STAMP" check "$T/stdin.out" 0 $((16 * MiB)) 22 0 || fail "device on stdin data"
 echo "loop device copies exact"

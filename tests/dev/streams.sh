@@ -8,23 +8,23 @@
 head -c 3000000 /dev/urandom >"$T/in"
 
 # file -> stdout pipe with many threads and tiny transfers: order kept
-"$PDD" if="$T/in" bs=512 bpt=1 threads=16 2>"$T/err" | cmp - "$T/in" >/dev/null ||
+pdd if="$T/in" bs=512 bpt=1 threads=16 2>"$T/err" | cmp - "$T/in" >/dev/null ||
 	fail "file -> pipe out of order"
 expect_err "5859+1 records out"
 
 # stdin pipe -> file, bytes arriving in dribs and drabs
 { head -c 1000 "$T/in"; sleep 0.2; tail -c +1001 "$T/in"; } |
-	"$PDD" of="$T/out" bs=1000 bpt=3 threads=8 2>"$T/err" || fail "pipe -> file"
+	pdd of="$T/out" bs=1000 bpt=3 threads=8 2>"$T/err" || fail "pipe -> file"
 cmp -s "$T/out" "$T/in" || fail "pipe -> file bytes"
 expect_err "3000+0 records in"
 
 # skip= on a pipe reads and drops, seek= on a pipe is refused
-cat "$T/in" | "$PDD" of="$T/out2" skip=7 count=20 2>"$T/err" || fail "skip on a pipe"
+cat "$T/in" | pdd of="$T/out2" skip=7 count=20 2>"$T/err" || fail "skip on a pipe"
 cmp -s "$T/out2" <(head -c $((27 * 512)) "$T/in" | tail -c $((20 * 512))) || fail "skip on a pipe bytes"
-"$PDD" if="$T/in" seek=1 2>"$T/err" | cat >/dev/null; rc=${PIPESTATUS[0]}
+pdd if="$T/in" seek=1 2>"$T/err" | cat >/dev/null; rc=${PIPESTATUS[0]}
 expect_rc 31
 expect_err "pdd: seek=1: 'standard output' is a fifo and cannot seek"
-rc=0; head -c 1000 "$T/in" | "$PDD" of="$T/out3" skip=5 2>"$T/err" || rc=$?
+rc=0; head -c 1000 "$T/in" | pdd of="$T/out3" skip=5 2>"$T/err" || rc=$?
 expect_rc 0
 expect_err "pdd: 'standard input' ended before skip=5: nothing to copy"
 expect_err "0+0 records in"

@@ -15,7 +15,7 @@ for thr in 2 3 8 16; do
 	done
 done
 # streams on both sides, and a direct file output with a buffered tail
-"$PDD" bs=1000 bpt=3 threads=8 <"$T/in" 2>"$T/err" | cat >"$T/pipe.out" || fail "pipe copy: $(cat "$T/err")"
+pdd bs=1000 bpt=3 threads=8 <"$T/in" 2>"$T/err" | cat >"$T/pipe.out" || fail "pipe copy: $(cat "$T/err")"
 cmp -s "$T/in" "$T/pipe.out" || fail "pipe copy differs"
 run_pdd if="$T/in" of="$T/direct.out" oflag=direct iflag=direct threads=6 bpt=16 count=7811
 expect_rc 0

@@ -8,7 +8,7 @@ command -v valgrind >/dev/null || skip "valgrind is not installed"
 vg() {
 	rc=0
 	valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=all \
-		--errors-for-leak-kinds=all "$PDD" "$@" 2>"$T/err" || rc=$?
+		--errors-for-leak-kinds=all "$PDD" "$@" "${eng[@]}" 2>"$T/err" || rc=$?
 	grep -q '^==[0-9]*==' "$T/err" && { cat "$T/err"; fail "valgrind reported: pdd $*"; }
 	return 0
 }
@@ -26,7 +26,7 @@ expect_rc 1
 vg if="$T/missing" of="$T/out"
 expect_rc 52
 rc=0
-valgrind -q --error-exitcode=99 --leak-check=full "$PDD" bs=1000 threads=5 <"$T/in" 2>"$T/err" >"$T/out3" || rc=$?
+valgrind -q --error-exitcode=99 --leak-check=full "$PDD" bs=1000 threads=5 "${eng[@]}" <"$T/in" 2>"$T/err" >"$T/out3" || rc=$?
 expect_rc 0
 grep -q '^==[0-9]*==' "$T/err" && fail "valgrind reported on the pipe copy"
 cmp -s "$T/in" "$T/out3" || fail "pipe copy under valgrind differs"

@@ -489,7 +489,7 @@ static void test_engine_bogus_refused(void **state)
 
 	(void)state;
 	assert_refused(PARSE(&o, "engine=bogus"), -EINVAL,
-		       "engine=bogus: unknown engine (choose from auto, threads)");
+		       "engine=bogus: unknown engine (choose from auto, uring, aio, threads)");
 	cap_reset();
 	assert_accepted(PARSE(&o, "engine=auto"));
 	assert_string_equal(o.engine, "auto");

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine.h"
 #include "pdd.h"
 #include "capture.h"
 
@@ -26,7 +27,7 @@ static struct pdd_opts opts(void)
 {
 	return (struct pdd_opts){
 		.threads = 4,
-		.engine = "auto",
+		.engine = "threads",	/* its depth does not depend on the machine */
 		.sync = true,
 	};
 }
@@ -139,7 +140,7 @@ static void test_bs_defaults_to_block_device_lbs(void **state)
 	assert_int_equal(p.bs, 4096);
 	assert_int_equal(p.bpt, 32);
 	assert_int_equal(p.xfer, 128 * KiB);
-	assert_string_equal(p.engine, "auto");
+	assert_ptr_equal(p.ops, &pdd_threads_ops);
 
 	in = blockdev("/dev/sdb", false, 512, 64 * MiB, true);
 	assert_plan_ok(&o, &in, &out, &p);
@@ -614,6 +615,41 @@ static void test_depth_twice_threads_by_default(void **state)
 	assert_int_equal(p.threads, 100);
 }
 
+/* the asynchronous engines: 32 requests, at most 16 MiB, at least 4 */
+static void test_async_default_depth(void **state)
+{
+	(void)state;
+	assert_int_equal(pdd_async_depth(512, 4), 32);
+	assert_int_equal(pdd_async_depth(4 * KiB, 4), 32);
+	assert_int_equal(pdd_async_depth(64 * KiB, 1), 32);
+	assert_int_equal(pdd_async_depth(512 * KiB, 16), 32);
+	assert_int_equal(pdd_async_depth(1 * MiB, 4), 16);
+	assert_int_equal(pdd_async_depth(8 * MiB, 4), 4);
+	assert_int_equal(pdd_async_depth(1 * GiB, 4), 4);
+}
+
+#ifdef HAVE_LIBURING
+/* engine=uring: its own depth, and one submitting thread whatever threads= */
+static void test_uring_plan(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = blockdev("/dev/sdb", false, 512, 64 * MiB, true);
+	struct pdd_dev out = blockdev("/dev/sdc", true, 512, 64 * MiB, true);
+	struct pdd_plan p;
+
+	(void)state;
+	o.engine = "uring";
+	o.threads = 8;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_ptr_equal(p.ops, &pdd_uring_ops);
+	assert_int_equal(p.depth, 32);
+	assert_int_equal(p.threads, 1);
+	o.qd = 5;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.depth, 5);
+}
+#endif
+
 static void test_depth_set_by_qd(void **state)
 {
 	struct pdd_opts o = opts();
@@ -749,6 +785,10 @@ int main(void)
 		T(test_seek_on_fifo_refused),
 		T(test_depth_twice_threads_by_default),
 		T(test_depth_set_by_qd),
+		T(test_async_default_depth),
+#ifdef HAVE_LIBURING
+		T(test_uring_plan),
+#endif
 		T(test_depth_capped_by_memory),
 		T(test_depth_capped_by_transfers),
 		T(test_buf_align_at_least_page),

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The io_uring engine: one ring, one submitting thread, as many requests
+ * in flight as the core allows.  submit() only fills a submission entry;
+ * reap() hands the kernel everything queued and waits for completions in
+ * the same system call.  The core's buffers and the sides' descriptors
+ * are registered with the ring when the kernel lets us (registered
+ * buffers count against RLIMIT_MEMLOCK; without them, plain ones work).
+ * A stream is read or written at its current position (offset -1).
+ */
+#include <errno.h>
+#include <liburing.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "engine.h"
+
+#define NFILES 4	/* in->fd, in->fd_buf, out->fd, out->fd_buf */
+
+struct uring_priv {
+	struct io_uring ring;		/* the ring */
+	bool fixed_bufs;		/* e->bufs are registered */
+	bool fixed_files;		/* fds[] are registered */
+	int fds[NFILES];		/* registered descriptors, by slot */
+};
+
+/* io_uring may be missing, disabled (kernel.io_uring_disabled) or
+ * blocked by a seccomp filter: find out with a real, tiny ring. */
+static int uring_probe(const struct pdd_dev *in, const struct pdd_dev *out)
+{
+	struct io_uring_probe *probe;
+	struct io_uring ring;
+	bool ok;
+	int err;
+
+	(void)in;
+	(void)out;
+	err = io_uring_queue_init(2, &ring, 0);
+	if (err)
+		return err;
+	probe = io_uring_get_probe_ring(&ring);
+	ok = probe && io_uring_opcode_supported(probe, IORING_OP_READ) &&
+	     io_uring_opcode_supported(probe, IORING_OP_WRITE);
+	io_uring_free_probe(probe);
+	io_uring_queue_exit(&ring);
+	return ok ? 0 : -EOPNOTSUPP;
+}
+
+static void register_files(struct pdd_engine *e, struct uring_priv *u)
+{
+	const int want[NFILES] = { e->in->fd, e->in->fd_buf, e->out->fd, e->out->fd_buf };
+	int err;
+
+	for (int i = 0; i < NFILES; i++)
+		u->fds[i] = want[i];	/* -1 (a discarding side) is a sparse slot */
+	err = io_uring_register_files(&u->ring, u->fds, NFILES);
+	u->fixed_files = !err;
+	if (err)
+		pdd_info(1, "uring: descriptors not registered: %s", strerror(-err));
+}
+
+static void register_buffers(struct pdd_engine *e, struct uring_priv *u)
+{
+	struct iovec *iov = calloc(e->nbufs, sizeof(*iov));
+	int err = -ENOMEM;
+
+	if (iov) {
+		for (unsigned int i = 0; i < e->nbufs; i++) {
+			iov[i].iov_base = e->bufs[i];
+			iov[i].iov_len = e->buf_len;
+		}
+		err = io_uring_register_buffers(&u->ring, iov, e->nbufs);
+		free(iov);
+	}
+	u->fixed_bufs = !err;
+	if (err)
+		pdd_info(1, "uring: buffers not registered (%s): using plain ones",
+			 strerror(-err));
+}
+
+static int uring_init(struct pdd_engine *e)
+{
+	struct uring_priv *u = calloc(1, sizeof(*u));
+	int err;
+
+	if (!u)
+		return -ENOMEM;
+	/* every request in flight fits in the submission queue at once */
+	err = io_uring_queue_init(e->depth, &u->ring, 0);
+	if (err) {
+		free(u);
+		return err;
+	}
+	e->priv = u;
+	register_files(e, u);
+	register_buffers(e, u);
+	return 0;
+}
+
+static int file_index(const struct uring_priv *u, int fd)
+{
+	for (int i = 0; i < NFILES; i++)
+		if (u->fds[i] == fd)
+			return i;
+	return -1;
+}
+
+static int uring_submit(struct pdd_engine *e, struct pdd_req *rq)
+{
+	struct uring_priv *u = e->priv;
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&u->ring);
+	__u64 off = rq->positional ? rq->off : (__u64)-1;
+	int fd = rq->fd, idx;
+	bool rd = rq->op == PDD_OP_READ;
+
+	if (!sqe) {
+		/* cannot happen with depth entries, but never lose a request */
+		int err = io_uring_submit(&u->ring);
+
+		if (err < 0)
+			return err;
+		sqe = io_uring_get_sqe(&u->ring);
+		if (!sqe)
+			return -EBUSY;
+	}
+	idx = u->fixed_files ? file_index(u, fd) : -1;
+	if (idx >= 0)
+		fd = idx;
+	if (u->fixed_bufs && rq->positional) {
+		if (rd)
+			io_uring_prep_read_fixed(sqe, fd, rq->buf, rq->len, off, rq->buf_idx);
+		else
+			io_uring_prep_write_fixed(sqe, fd, rq->buf, rq->len, off, rq->buf_idx);
+	} else if (rd) {
+		io_uring_prep_read(sqe, fd, rq->buf, rq->len, off);
+	} else {
+		io_uring_prep_write(sqe, fd, rq->buf, rq->len, off);
+	}
+	if (idx >= 0)
+		sqe->flags |= IOSQE_FIXED_FILE;
+	io_uring_sqe_set_data(sqe, rq);
+	return 0;
+}
+
+static int uring_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int max)
+{
+	struct uring_priv *u = e->priv;
+	struct io_uring_cqe *cqe;
+	unsigned int n = 0;
+	int err;
+
+	do
+		err = io_uring_submit_and_wait(&u->ring, 1);
+	while (err == -EINTR);
+	if (err < 0)
+		return err;
+	while (n < max && io_uring_peek_cqe(&u->ring, &cqe) == 0) {
+		struct pdd_req *rq = io_uring_cqe_get_data(cqe);
+
+		rq->res = cqe->res;
+		done[n++] = rq;
+		io_uring_cqe_seen(&u->ring, cqe);
+	}
+	return (int)n;
+}
+
+static void uring_exit(struct pdd_engine *e)
+{
+	struct uring_priv *u = e->priv;
+
+	if (!u)
+		return;
+	io_uring_queue_exit(&u->ring);	/* also drops the registrations */
+	free(u);
+	e->priv = NULL;
+}
+
+const struct pdd_engine_ops pdd_uring_ops = {
+	.name = "uring",
+	.threaded = false,
+	.probe = uring_probe,
+	.default_depth = pdd_async_depth,
+	.init = uring_init,
+	.submit = uring_submit,
+	.reap = uring_reap,
+	.exit = uring_exit,
+};
