@@ -132,6 +132,7 @@ struct pdd_result {
 	int err;			/* first error as -errno, 0 if none */
 	enum pdd_op err_op;		/* what failed */
 	uint64_t err_off;		/* byte offset of the failure in its file */
+	size_t err_len;			/* bytes the failing request asked for */
 	double secs;			/* wall time of the copy and flush */
 	double user_secs;		/* CPU time in user mode */
 	double sys_secs;		/* CPU time in the kernel */

@@ -55,7 +55,8 @@ static struct slot *slot_of(struct core *c, uint64_t idx)
 }
 
 /* Keep the error of the lowest transfer: that is where the copy stops. */
-static void fail(struct core *c, uint64_t idx, enum pdd_op op, uint64_t off, int err)
+static void fail(struct core *c, uint64_t idx, enum pdd_op op, uint64_t off,
+		 size_t len, int err)
 {
 	pdd_seq_stop_at(&c->seq, idx);
 	if (c->r->err && idx >= c->err_idx)
@@ -63,6 +64,7 @@ static void fail(struct core *c, uint64_t idx, enum pdd_op op, uint64_t off, int
 	c->r->err = err;
 	c->r->err_op = op;
 	c->r->err_off = off;
+	c->r->err_len = len;
 	c->err_idx = idx;
 }
 
@@ -87,7 +89,7 @@ static void submit_io(struct core *c, uint64_t idx, enum pdd_op op)
 	rq->fd = pdd_dev_pick_fd(d, off, rq->len, rq->buf);
 	err = c->eng.ops->submit(&c->eng, rq);
 	if (err) {
-		fail(c, idx, op, off, err);
+		fail(c, idx, op, off, rq->len, err);
 		return;
 	}
 	if (rd)
@@ -169,7 +171,7 @@ static void read_done(struct core *c, struct slot *s)
 		return;
 	}
 	if (s->rq.res < 0) {
-		fail(c, idx, PDD_OP_READ, s->rq.off, (int)s->rq.res);
+		fail(c, idx, PDD_OP_READ, s->rq.off, s->rq.len, (int)s->rq.res);
 		return;
 	}
 	s->got += (size_t)s->rq.res;
@@ -192,7 +194,8 @@ static void write_done(struct core *c, struct slot *s)
 
 	if (s->rq.res <= 0) {
 		/* a write that moves nothing would move nothing again */
-		fail(c, idx, PDD_OP_WRITE, s->rq.off, s->rq.res ? (int)s->rq.res : -ENOSPC);
+		fail(c, idx, PDD_OP_WRITE, s->rq.off, s->rq.len,
+		     s->rq.res ? (int)s->rq.res : -ENOSPC);
 		return;
 	}
 	s->put += (size_t)s->rq.res;
@@ -205,7 +208,8 @@ static void write_done(struct core *c, struct slot *s)
 		int err = barrier_done(c, s);
 
 		if (err) {
-			fail(c, idx, PDD_OP_WRITE, c->p->out_off + idx * c->p->xfer, err);
+			fail(c, idx, PDD_OP_WRITE, c->p->out_off + idx * c->p->xfer,
+			     s->got, err);
 			return;
 		}
 	}
@@ -351,6 +355,18 @@ static void report_error(const struct core *c)
 		pdd_error("copy failed: %s", strerror(-r->err));
 		break;
 	}
+	/* the plan checked alignment against what the device reports; a
+	 * device or file system that wants more says only EINVAL */
+	if (r->err == -EINVAL && (r->err_op == PDD_OP_READ || r->err_op == PDD_OP_WRITE)) {
+		const struct pdd_dev *d = r->err_op == PDD_OP_READ ? c->in : c->out;
+
+		if (d->direct)
+			pdd_error("'%s' refused direct I/O of %zu bytes at byte %" PRIu64
+				  " although it reports a %u-byte alignment; "
+				  "%s=nodirect copies through the page cache",
+				  d->name, r->err_len, r->err_off, d->io_align,
+				  d->output ? "oflag" : "iflag");
+	}
 	if (r->err_op == PDD_OP_FLUSH) {
 		pdd_error("the %" PRIu64 " bytes written may not be on stable storage",
 			  r->out_bytes);
@@ -386,7 +402,7 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 
 	err = run(&c);
 	if (err && !r->err)
-		fail(&c, c.seq.next_write, PDD_OP_NONE, 0, err);
+		fail(&c, c.seq.next_write, PDD_OP_NONE, 0, 0, err);
 	if (o->sync && r->out_bytes) {
 		err = pdd_dev_flush(out);
 		if (err && !r->err) {
