@@ -615,16 +615,17 @@ static void test_depth_twice_threads_by_default(void **state)
 	assert_int_equal(p.threads, 100);
 }
 
-/* the asynchronous engines: 32 requests, at most 16 MiB, at least 4 */
+/* the asynchronous engines: 64 requests, at most 32 MiB, at least 4 */
 static void test_async_default_depth(void **state)
 {
 	(void)state;
-	assert_int_equal(pdd_async_depth(512, 4), 32);
-	assert_int_equal(pdd_async_depth(4 * KiB, 4), 32);
-	assert_int_equal(pdd_async_depth(64 * KiB, 1), 32);
-	assert_int_equal(pdd_async_depth(512 * KiB, 16), 32);
-	assert_int_equal(pdd_async_depth(1 * MiB, 4), 16);
-	assert_int_equal(pdd_async_depth(8 * MiB, 4), 4);
+	assert_int_equal(pdd_async_depth(512, 4), 64);
+	assert_int_equal(pdd_async_depth(4 * KiB, 4), 64);
+	assert_int_equal(pdd_async_depth(64 * KiB, 1), 64);
+	assert_int_equal(pdd_async_depth(512 * KiB, 16), 64);
+	assert_int_equal(pdd_async_depth(1 * MiB, 4), 32);
+	assert_int_equal(pdd_async_depth(4 * MiB, 4), 8);
+	assert_int_equal(pdd_async_depth(16 * MiB, 4), 4);
 	assert_int_equal(pdd_async_depth(1 * GiB, 4), 4);
 }
 
@@ -642,7 +643,7 @@ static void test_uring_plan(void **state)
 	o.threads = 8;
 	assert_plan_ok(&o, &in, &out, &p);
 	assert_ptr_equal(p.ops, &pdd_uring_ops);
-	assert_int_equal(p.depth, 32);
+	assert_int_equal(p.depth, 64);
 	assert_int_equal(p.threads, 1);
 	o.qd = 5;
 	assert_plan_ok(&o, &in, &out, &p);
