@@ -615,17 +615,18 @@ static void test_depth_twice_threads_by_default(void **state)
 	assert_int_equal(p.threads, 100);
 }
 
-/* the asynchronous engines: 64 requests, at most 32 MiB, at least 4 */
+/* the asynchronous engines: 64 requests, at most 16 MiB, at least 4 */
 static void test_async_default_depth(void **state)
 {
 	(void)state;
 	assert_int_equal(pdd_async_depth(512, 4), 64);
 	assert_int_equal(pdd_async_depth(4 * KiB, 4), 64);
 	assert_int_equal(pdd_async_depth(64 * KiB, 1), 64);
-	assert_int_equal(pdd_async_depth(512 * KiB, 16), 64);
-	assert_int_equal(pdd_async_depth(1 * MiB, 4), 32);
-	assert_int_equal(pdd_async_depth(4 * MiB, 4), 8);
-	assert_int_equal(pdd_async_depth(16 * MiB, 4), 4);
+	assert_int_equal(pdd_async_depth(512 * KiB, 16), 32);
+	assert_int_equal(pdd_async_depth(256 * KiB, 4), 64);
+	assert_int_equal(pdd_async_depth(1 * MiB, 4), 16);
+	assert_int_equal(pdd_async_depth(2 * MiB, 4), 8);
+	assert_int_equal(pdd_async_depth(8 * MiB, 4), 4);
 	assert_int_equal(pdd_async_depth(1 * GiB, 4), 4);
 }
 
