@@ -18,11 +18,17 @@ LDLIBS   = -lpthread -lm
 # (make check and make demo install them first); threads always is.
 HAVE_URING := $(shell pkg-config --exists liburing 2>/dev/null && echo y)
 HAVE_AIO   := $(shell test -e /usr/include/libaio.h && echo y)
+HAVE_SGUTILS := $(shell test -e /usr/include/scsi/sg_lib.h && echo y)
 ENGINE_SRCS = src/engines/threads.c
 ifeq ($(HAVE_URING),y)
 ALL_CFLAGS += -DHAVE_LIBURING
 ENGINE_SRCS += src/engines/uring.c
 LDLIBS += -luring
+endif
+ifeq ($(HAVE_SGUTILS),y)
+ALL_CFLAGS += -DHAVE_SGUTILS
+SCSI_SRCS = src/scsi.c
+LDLIBS += -lsgutils2
 endif
 ifeq ($(HAVE_AIO),y)
 ALL_CFLAGS += -DHAVE_LIBAIO
@@ -39,11 +45,11 @@ msg = @printf '  %-6s %s\n'
 endif
 
 SRCS = src/main.c src/args.c src/dev.c src/plan.c src/copy.c src/seq.c \
-       src/stats.c src/msg.c src/engine.c $(ENGINE_SRCS)
+       src/stats.c src/msg.c src/engine.c $(SCSI_SRCS) $(ENGINE_SRCS)
 LIB_SRCS = $(filter-out src/main.c,$(SRCS))
 HDRS = $(wildcard include/*.h)
 
-UNIT_TESTS = args plan seq stats
+UNIT_TESTS = args plan seq stats $(if $(SCSI_SRCS),scsi)
 TOOLS = tests/tools/stamp tests/tools/noring
 
 .SECONDARY:

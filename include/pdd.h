@@ -184,5 +184,6 @@ void pdd_info(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void pdd_usage_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
+const char *pdd_strerror(int err);
 
 #endif

@@ -342,17 +342,17 @@ static void report_error(const struct core *c)
 	switch (r->err_op) {
 	case PDD_OP_READ:
 		pdd_error("error reading '%s' at block %" PRIu64 ": %s", c->in->name,
-			  r->err_off / p->bs, strerror(-r->err));
+			  r->err_off / p->bs, pdd_strerror(r->err));
 		break;
 	case PDD_OP_WRITE:
 		pdd_error("error writing '%s' at block %" PRIu64 ": %s", c->out->name,
-			  r->err_off / p->bs, strerror(-r->err));
+			  r->err_off / p->bs, pdd_strerror(r->err));
 		break;
 	case PDD_OP_FLUSH:
-		pdd_error("error flushing '%s': %s", c->out->name, strerror(-r->err));
+		pdd_error("error flushing '%s': %s", c->out->name, pdd_strerror(r->err));
 		break;
 	default:
-		pdd_error("copy failed: %s", strerror(-r->err));
+		pdd_error("copy failed: %s", pdd_strerror(r->err));
 		break;
 	}
 	/* the plan checked alignment against what the device reports; a

@@ -8,7 +8,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include <string.h>
+
 #include "pdd.h"
+#include "scsi.h"
 
 FILE *pdd_msg_stream;		/* NULL means stderr; tests point it elsewhere */
 int pdd_verbose;
@@ -59,4 +62,15 @@ void pdd_usage_error(const char *fmt, ...)
 	va_end(ap);
 	fputs("Try 'pdd --help' for more information.\n", out());
 	fflush(out());
+}
+
+/* strerror() that also names the SCSI categories the sg engine reports.
+ * Not reentrant; only the copy loop's thread calls it. */
+const char *pdd_strerror(int err)
+{
+	static char buf[128];
+
+	if (pdd_err_is_scsi(err))
+		return pdd_scsi_strerror(err, buf, (int)sizeof(buf));
+	return strerror(err < 0 ? -err : err);
 }

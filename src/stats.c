@@ -14,6 +14,7 @@
 
 #include "exitcodes.h"
 #include "pdd.h"
+#include "scsi.h"
 
 /* A size or rate as dd shows it: scaled to the largest unit that keeps it
  * at least 1, one decimal below 10, rounded to nearest ("2.1 GB",
@@ -134,6 +135,8 @@ void pdd_report(const struct pdd_opts *o, const struct pdd_plan *p,
 /* sg3_utils' categories for an error met while copying. */
 int pdd_exit_status(const struct pdd_result *r)
 {
+	if (pdd_err_is_scsi(r->err))
+		return -r->err - PDD_ESCSI;	/* sg3_utils' category */
 	switch (-r->err) {
 	case 0:
 		return PDD_EXIT_OK;

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * SCSI pieces of the sg engine that need no device: building READ and
+ * WRITE CDBs, and turning sense data into pdd's error codes.  Sense
+ * decoding itself is libsgutils2's (sg3_utils).
+ */
+#ifndef PDD_SCSI_H
+#define PDD_SCSI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* A SCSI failure travels through the core as -(PDD_ESCSI + category),
+ * with sg3_utils' category (SG_LIB_CAT_*), which is also its exit status. */
+#define PDD_ESCSI 1000
+#define PDD_ERR_SCSI(cat) (-(PDD_ESCSI + (cat)))
+
+static inline bool pdd_err_is_scsi(int err)
+{
+	return err <= -PDD_ESCSI && err > -(PDD_ESCSI + 128);
+}
+
+#ifdef HAVE_SGUTILS
+int pdd_scsi_cdbsz_for(int want, uint64_t lba, uint32_t blocks);
+int pdd_scsi_rw_cdb(uint8_t *cdb, int cdbsz, bool write, uint64_t lba,
+		    uint32_t blocks, bool fua, bool dpo);
+int pdd_scsi_sense_err(const uint8_t *sense, int len, uint64_t *info);
+const char *pdd_scsi_strerror(int err, char *buf, int len);
+#else
+/* without sg3_utils there is no sg engine, and no SCSI error to name */
+static inline const char *pdd_scsi_strerror(int err, char *buf, int len)
+{
+	(void)err;
+	(void)len;
+	buf[0] = '\0';
+	return "SCSI error";
+}
+#endif
+
+#endif
