@@ -50,7 +50,7 @@ LIB_SRCS = $(filter-out src/main.c,$(SRCS))
 HDRS = $(wildcard include/*.h)
 
 UNIT_TESTS = args plan seq stats $(if $(SCSI_SRCS),scsi)
-TOOLS = tests/tools/stamp tests/tools/noring
+TOOLS = tests/tools/stamp tests/tools/noring tests/sgdouble/libsgdouble.so
 
 .SECONDARY:
 
@@ -115,6 +115,10 @@ build/tsan/pdd: $(SRCS:%.c=build/tsan/%.o)
 tests/tools/%: tests/tools/%.c
 	$(msg) CC $<
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $<
+
+tests/sgdouble/libsgdouble.so: tests/sgdouble/sgdouble.c
+	$(msg) CC $<
+	$(Q)$(CC) $(ALL_CFLAGS) -shared -fPIC -o $@ $< -ldl
 
 unit: $(UNIT_TESTS:%=build/test-%)
 	$(Q)for t in $^; do $$t || exit 1; done
