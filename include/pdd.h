@@ -136,7 +136,6 @@ struct pdd_result {
 	double secs;			/* wall time of the copy and flush */
 	double user_secs;		/* CPU time in user mode */
 	double sys_secs;		/* CPU time in the kernel */
-	const char *engine;		/* engine that ran */
 };
 
 /* args.c */

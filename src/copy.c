@@ -298,7 +298,6 @@ static int setup(struct core *c)
 		pdd_error("cannot start engine %s: %s", p->ops->name, strerror(-err));
 		return err;
 	}
-	c->r->engine = c->eng.ops->name;
 	if (c->eng.ops->threaded)
 		pdd_info(1, "engine %s, %u thread%s, %u transfer%s of %zu bytes in flight",
 			 c->eng.ops->name, p->threads, p->threads == 1 ? "" : "s",
@@ -391,7 +390,6 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 	int err;
 
 	memset(r, 0, sizeof(*r));
-	r->engine = p->ops->name;
 	err = setup(&c);
 	if (err) {
 		teardown(&c);

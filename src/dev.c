@@ -169,7 +169,7 @@ static bool wants_direct(enum pdd_kind kind, unsigned int flags)
 	return kind == PDD_KIND_FILE && (flags & PDD_F_DIRECT);
 }
 
-static int open_flags(const struct pdd_dev *d, enum pdd_kind kind)
+static int open_flags(const struct pdd_dev *d)
 {
 	int fl = O_CLOEXEC | (d->output ? O_WRONLY : O_RDONLY);
 
@@ -179,7 +179,7 @@ static int open_flags(const struct pdd_dev *d, enum pdd_kind kind)
 		fl |= O_APPEND;
 	/* on a block device O_EXCL is an exclusive claim: it fails when the
 	 * device is mounted or held */
-	if ((d->flags & PDD_F_EXCL) && kind == PDD_KIND_BLOCK)
+	if ((d->flags & PDD_F_EXCL) && d->kind == PDD_KIND_BLOCK)
 		fl |= O_EXCL;
 	return fl;
 }
@@ -188,7 +188,7 @@ static int open_flags(const struct pdd_dev *d, enum pdd_kind kind)
  * pieces direct I/O cannot take, a buffered one. */
 static int open_fds(struct pdd_dev *d, const char *path, int extra)
 {
-	int fl = open_flags(d, d->kind) | extra;
+	int fl = open_flags(d) | extra;
 
 	d->fd = open(path, fl | (d->direct ? O_DIRECT : 0), 0666);
 	if (d->fd < 0)
