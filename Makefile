@@ -28,6 +28,7 @@ endif
 ifeq ($(HAVE_SGUTILS),y)
 ALL_CFLAGS += -DHAVE_SGUTILS
 SCSI_SRCS = src/scsi.c
+ENGINE_SRCS += src/engines/sg.c
 LDLIBS += -lsgutils2
 endif
 ifeq ($(HAVE_AIO),y)

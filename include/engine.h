@@ -29,6 +29,10 @@ struct pdd_req {
 					 * fewer than len is allowed (the core
 					 * resubmits the rest), 0 on a read is end
 					 * of file */
+	uint64_t bad_off;		/* a read that failed on the medium: byte
+					 * offset of the first bad block when the
+					 * device says (SCSI sense INFO), else
+					 * UINT64_MAX; the core sets UINT64_MAX */
 	uint64_t idx;			/* transfer number, the core's */
 	unsigned int buf_idx;		/* which of engine->bufs buf lies in, so an
 					 * engine may use registered buffers */
@@ -41,6 +45,9 @@ struct pdd_engine_ops {
 	const char *name;		/* "uring", "aio", "threads" */
 	bool threaded;			/* threads= sets its number of workers;
 					 * otherwise one thread submits */
+	bool sg;			/* drives sg devices; a copy with an sg
+					 * side takes such an engine, and only
+					 * such an engine needs one */
 	/* 0: this engine drives these two sides at full speed here; 1: it
 	 * can, but no better than a plain system call (engine=auto passes it
 	 * over); -errno: it cannot run here.  NULL means always 0. */
@@ -69,10 +76,20 @@ struct pdd_engine {
 	void *const *bufs;		/* the core's transfer buffers */
 	unsigned int nbufs;		/* how many */
 	size_t buf_len;			/* bytes in each */
+	/* An engine run inside another (the sg engine hands the other side
+	 * to threads) does not block in reap(), which returns 0 when
+	 * nothing is done, and adds 1 to the eventfd notify_fd for each
+	 * request it finishes, so the outer engine can poll for both. */
+	bool notify;
+	int notify_fd;
+	uint64_t recovered;		/* errors the device recovered itself */
 	void *priv;			/* the engine's own state */
 };
 
 extern const struct pdd_engine_ops pdd_threads_ops;
+#ifdef HAVE_SGUTILS
+extern const struct pdd_engine_ops pdd_sg_ops;
+#endif
 #ifdef HAVE_LIBURING
 extern const struct pdd_engine_ops pdd_uring_ops;
 #endif

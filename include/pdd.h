@@ -34,6 +34,12 @@
 #define PDD_F_APPEND	(1u << 4)	/* of only: O_APPEND, written in order */
 #define PDD_F_TRUNC	(1u << 5)	/* of only: truncate to seek= first */
 #define PDD_F_NOCREAT	(1u << 6)	/* of only: never create the file */
+#define PDD_F_FUA	(1u << 7)	/* sg: force unit access on each command */
+#define PDD_F_DPO	(1u << 8)	/* sg: disable page out (do not cache) */
+#define PDD_F_COE	(1u << 9)	/* continue on read errors (coe=1) */
+#define PDD_F_NULL	(1u << 10)	/* sgp_dd's placeholder: does nothing */
+
+#define PDD_SG_TIMEOUT	60		/* seconds a SCSI command may take, as sg_dd */
 
 enum pdd_status {
 	PDD_STATUS_DEFAULT,		/* records and bytes lines */
@@ -58,6 +64,11 @@ struct pdd_opts {
 	unsigned int oflags;		/* PDD_F_* for the output */
 	bool sync;			/* sync=1: flush the output at the end */
 	bool time;			/* time=1: sgp_dd's timing line and CPU */
+	unsigned int cdbsz;		/* cdbsz=: smallest READ/WRITE CDB for sg */
+	unsigned int fua;		/* fua=0..3: 1 of, 2 if (sgp_dd's bits) */
+	bool dio;			/* dio=1: sg direct I/O (SG_FLAG_DIRECT_IO) */
+	bool coe;			/* coe=1: continue past unreadable blocks */
+	unsigned int timeout;		/* timeout=: seconds per SCSI command */
 	enum pdd_status status;		/* status= */
 	int verbose;			/* verbose= / deb= / -v */
 	bool dry_run;			/* --dry-run: plan only */
@@ -98,6 +109,10 @@ struct pdd_dev {
 	unsigned int mem_align;		/* buffer address multiple for direct I/O */
 	uint64_t max_xfer;		/* device's largest request, 0 if unknown */
 	unsigned int flags;		/* PDD_F_* that applied */
+	/* sg devices only: how each command is built */
+	unsigned int cdbsz;		/* smallest CDB to use: 6, 10, 12, 16 */
+	unsigned int timeout_ms;	/* per command */
+	bool dio;			/* ask the driver for direct I/O */
 };
 
 /* The copy as it will run: every number checked against both devices. */
@@ -131,6 +146,10 @@ struct pdd_result {
 	uint64_t out_bytes;		/* bytes written, contiguous from out_off */
 	int err;			/* first error as -errno, 0 if none */
 	enum pdd_op err_op;		/* what failed */
+	uint64_t bad_blocks;		/* coe: input blocks zero-filled */
+	uint64_t bad_first, bad_last;	/* coe: lowest and highest of them */
+	unsigned int bad_unit;		/* coe: their size in bytes */
+	uint64_t recovered;		/* errors the device recovered itself */
 	uint64_t err_off;		/* byte offset of the failure in its file */
 	size_t err_len;			/* bytes the failing request asked for */
 	double secs;			/* wall time of the copy and flush */

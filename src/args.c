@@ -142,9 +142,13 @@ struct operand {
 static const struct operand operands[] = {
 	{ "bpt",	ARG_U64,	OPT(bpt),	1, PDD_MAX_XFER, 0 },
 	{ "bs",		ARG_U64,	OPT(bs),	1, PDD_MAX_XFER, 1 },
+	{ "cdbsz",	ARG_UINT,	OPT(cdbsz),	6, 16,		16 },
+	{ "coe",	ARG_BOOL,	OPT(coe),	0, 1,		17 },
 	{ "count",	ARG_U64,	OPT(count),	0, INT64_MAX,	2 },
 	{ "deb",	ARG_INT,	OPT(verbose),	0, 9,		3 },
+	{ "dio",	ARG_BOOL,	OPT(dio),	0, 1,		18 },
 	{ "engine",	ARG_ENGINE,	OPT(engine),	0, 0,		4 },
+	{ "fua",	ARG_UINT,	OPT(fua),	0, 3,		19 },
 	{ "if",		ARG_PATH,	OPT(in_path),	0, 0,		5 },
 	{ "iflag",	ARG_IFLAGS,	OPT(iflags),	0, 0,		6 },
 	{ "of",		ARG_PATH,	OPT(out_path),	0, 0,		7 },
@@ -157,6 +161,7 @@ static const struct operand operands[] = {
 	{ "thr",	ARG_UINT,	OPT(threads),	1, PDD_MAX_THREADS, 14 },
 	{ "threads",	ARG_UINT,	OPT(threads),	1, PDD_MAX_THREADS, 14 },
 	{ "time",	ARG_BOOL,	OPT(time),	0, 1,		15 },
+	{ "timeout",	ARG_UINT,	OPT(timeout),	1, 4000000,	20 },
 	{ "verbose",	ARG_INT,	OPT(verbose),	0, 9,		3 },
 };
 #define N_OPERANDS (sizeof(operands) / sizeof(operands[0]))
@@ -169,11 +174,15 @@ struct flag {
 
 static const struct flag flags[] = {
 	{ "append",	PDD_F_APPEND,	true },
+	{ "coe",	PDD_F_COE,	false },
 	{ "direct",	PDD_F_DIRECT,	false },
+	{ "dpo",	PDD_F_DPO,	false },
 	{ "dsync",	PDD_F_DSYNC,	false },
 	{ "excl",	PDD_F_EXCL,	false },
+	{ "fua",	PDD_F_FUA,	false },
 	{ "nocreat",	PDD_F_NOCREAT,	true },
 	{ "nodirect",	PDD_F_NODIRECT,	false },
+	{ "null",	PDD_F_NULL,	false },
 	{ "trunc",	PDD_F_TRUNC,	true },
 };
 
@@ -341,7 +350,26 @@ static int check_conflicts(const struct pdd_opts *o)
 		pdd_usage_error("oflag=excl,nocreat: 'excl' makes a new file, 'nocreat' forbids it");
 		return -EINVAL;
 	}
+	if (o->cdbsz != 6 && o->cdbsz != 10 && o->cdbsz != 12 && o->cdbsz != 16) {
+		pdd_usage_error("cdbsz=%u: must be 6, 10, 12 or 16", o->cdbsz);
+		return -EINVAL;
+	}
 	return 0;
+}
+
+/* sgp_dd's spellings of the same switches: fua=1 is oflag=fua, fua=2
+ * iflag=fua; coe=1, iflag=coe and oflag=coe all mean continue on read
+ * errors (write errors always stop the copy). */
+static void merge_aliases(struct pdd_opts *o)
+{
+	if (o->fua & 1)
+		o->oflags |= PDD_F_FUA;
+	if (o->fua & 2)
+		o->iflags |= PDD_F_FUA;
+	if (o->coe || ((o->iflags | o->oflags) & PDD_F_COE)) {
+		o->coe = true;
+		o->iflags |= PDD_F_COE;
+	}
 }
 
 int pdd_parse_args(int argc, char **argv, struct pdd_opts *o)
@@ -353,6 +381,8 @@ int pdd_parse_args(int argc, char **argv, struct pdd_opts *o)
 	o->threads = 4;
 	o->engine = "auto";
 	o->sync = true;
+	o->cdbsz = 10;
+	o->timeout = PDD_SG_TIMEOUT;
 
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
@@ -392,6 +422,7 @@ int pdd_parse_args(int argc, char **argv, struct pdd_opts *o)
 	}
 	if (o->help || o->version)
 		return 0;
+	merge_aliases(o);
 	return check_conflicts(o);
 }
 

@@ -10,7 +10,9 @@
  * A short read or write is resubmitted for the rest; a read that returns
  * nothing is the end of the input.  The first error (lowest transfer)
  * stops new reads; what is below it is still written, then the loop
- * drains and returns.
+ * drains and returns.  With coe=1 a read that fails on the medium does
+ * not stop the copy: the transfer is read again around its bad blocks,
+ * which are written as zeros (coe_recover).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,6 +24,7 @@
 #include <time.h>
 
 #include "engine.h"
+#include "exitcodes.h"
 #include "pdd.h"
 #include "seq.h"
 
@@ -31,10 +34,19 @@ struct slot {
 	size_t len;			/* bytes this transfer should move */
 	size_t got;			/* bytes read so far */
 	size_t put;			/* bytes written so far */
+	/* coe: reading around bad blocks */
+	size_t cap;			/* the read in hand ends here (len unless
+					 * recovering) */
+	bool stepping;			/* one logical block per read */
+	uint64_t known_bad;		/* input offset of a block known bad, to
+					 * zero-fill (or stop at) when reached;
+					 * UINT64_MAX */
+	int bad_err;			/* the error that block gave */
 };
 
 struct core {
 	const struct pdd_plan *p;	/* what to copy */
+	const struct pdd_opts *o;	/* what was asked */
 	struct pdd_dev *in, *out;	/* the two sides */
 	struct pdd_engine eng;		/* who moves the bytes */
 	struct pdd_seq seq;		/* write order and done mark */
@@ -55,10 +67,9 @@ static struct slot *slot_of(struct core *c, uint64_t idx)
 }
 
 /* Keep the error of the lowest transfer: that is where the copy stops. */
-static void fail(struct core *c, uint64_t idx, enum pdd_op op, uint64_t off,
-		 size_t len, int err)
+static void record(struct core *c, uint64_t idx, enum pdd_op op, uint64_t off,
+		   size_t len, int err)
 {
-	pdd_seq_stop_at(&c->seq, idx);
 	if (c->r->err && idx >= c->err_idx)
 		return;
 	c->r->err = err;
@@ -66,6 +77,14 @@ static void fail(struct core *c, uint64_t idx, enum pdd_op op, uint64_t off,
 	c->r->err_off = off;
 	c->r->err_len = len;
 	c->err_idx = idx;
+}
+
+/* Transfer idx failed: nothing from it on is written. */
+static void fail(struct core *c, uint64_t idx, enum pdd_op op, uint64_t off,
+		 size_t len, int err)
+{
+	pdd_seq_stop_at(&c->seq, idx);
+	record(c, idx, op, off, len, err);
 }
 
 /* Hand the engine what is left of transfer idx's read or write: from
@@ -83,8 +102,9 @@ static void submit_io(struct core *c, uint64_t idx, enum pdd_op op)
 	rq->op = op;
 	rq->idx = idx;
 	rq->buf = s->buf + moved;
-	rq->len = (rd ? s->len : s->got) - moved;
+	rq->len = (rd ? s->cap : s->got) - moved;
 	rq->off = off;
+	rq->bad_off = UINT64_MAX;
 	rq->positional = !d->stream;
 	rq->fd = pdd_dev_pick_fd(d, off, rq->len, rq->buf);
 	err = c->eng.ops->submit(&c->eng, rq);
@@ -109,6 +129,9 @@ static void start_read(struct core *c)
 		s->len = (size_t)(c->p->total - start);
 	s->got = 0;
 	s->put = 0;
+	s->cap = s->len;
+	s->stepping = false;
+	s->known_bad = UINT64_MAX;
 	submit_io(c, idx, PDD_OP_READ);
 }
 
@@ -162,6 +185,123 @@ static void submit_write(struct core *c, uint64_t idx)
 	submit_io(c, idx, PDD_OP_WRITE);
 }
 
+static uint64_t in_start(const struct core *c, const struct slot *s)
+{
+	return c->p->in_off + s->rq.idx * c->p->xfer;
+}
+
+/* The unit of recovery: the input's logical block (a sector, an sg LBA). */
+static size_t coe_unit(const struct core *c)
+{
+	return c->in->lbs;
+}
+
+/* coe: the block at got cannot be read; write zeros in its place. */
+static void zero_fill(struct core *c, struct slot *s)
+{
+	size_t unit = coe_unit(c);
+	size_t n = s->len - s->got < unit ? s->len - s->got : unit;
+	uint64_t off = in_start(c, s) + s->got;
+	uint64_t lba = off / unit;
+	struct pdd_result *r = c->r;
+
+	memset(s->buf + s->got, 0, n);
+	pdd_error("'%s': LBA %" PRIu64 " (%zu bytes at byte %" PRIu64 ") cannot be read; writing zeros",
+		  c->in->name, lba, n, off);
+	if (!r->bad_blocks || lba < r->bad_first)
+		r->bad_first = lba;
+	if (!r->bad_blocks || lba > r->bad_last)
+		r->bad_last = lba;
+	r->bad_blocks++;
+	r->bad_unit = (unsigned int)unit;
+	s->got += n;
+	s->known_bad = UINT64_MAX;
+}
+
+/* Without coe, a transfer whose good blocks before the first bad one are
+ * read: they are written, and the copy stops at the bad block. */
+static void stop_at_bad(struct core *c, struct slot *s)
+{
+	uint64_t idx = s->rq.idx;
+
+	if (!s->got) {
+		fail(c, idx, PDD_OP_READ, s->known_bad, coe_unit(c), s->bad_err);
+		return;
+	}
+	pdd_seq_stop_at(&c->seq, idx + 1);	/* this one is written, in part */
+	record(c, idx, PDD_OP_READ, s->known_bad, coe_unit(c), s->bad_err);
+	s->len = s->got;
+	pdd_seq_read_done(&c->seq, idx);
+}
+
+/* Go on with transfer s's read after a piece of it: zero-fill a bad
+ * block that is next (or stop there without coe), read the rest (one
+ * block at a time while stepping), or hand the whole transfer to the
+ * sequencer. */
+static void read_more(struct core *c, struct slot *s)
+{
+	while (s->got < s->len && in_start(c, s) + s->got == s->known_bad) {
+		if (!c->o->coe) {
+			stop_at_bad(c, s);
+			return;
+		}
+		zero_fill(c, s);
+	}
+	if (s->got >= s->len) {
+		pdd_seq_read_done(&c->seq, s->rq.idx);
+		return;
+	}
+	if (s->got >= s->cap) {
+		s->cap = s->len;
+		if (s->stepping && s->got + coe_unit(c) < s->len)
+			s->cap = s->got + coe_unit(c);
+	}
+	submit_io(c, s->rq.idx, PDD_OP_READ);
+}
+
+/* An error that means the medium could not give these bytes (EIO, a
+ * SCSI medium error), as opposed to a device that is gone or refusing. */
+static bool unreadable(int err)
+{
+	struct pdd_result r = { .err = err };
+
+	return pdd_exit_status(&r) == PDD_EXIT_MEDIUM_HARD;
+}
+
+/*
+ * The read of [got, cap) of transfer s failed.  When the medium is at
+ * fault and the device named the first bad block (sg: the sense INFO
+ * field), the blocks before it are read again, as sg_dd does; then coe=1
+ * zero-fills the bad block and goes on, and without coe the copy stops
+ * exactly there.  With coe and no such word, what is left of the
+ * transfer is read one logical block at a time, and each block that
+ * still fails is zero-filled.  Any other error stops the copy.
+ */
+static void read_failed(struct core *c, struct slot *s)
+{
+	uint64_t start = in_start(c, s), bad = s->rq.bad_off;
+	size_t unit = coe_unit(c);
+	int err = (int)s->rq.res;
+	bool medium = !c->in->stream && unreadable(err);
+
+	if (medium && bad != UINT64_MAX && bad >= start + s->got && bad < start + s->cap) {
+		bad -= (bad - start) % unit;
+		s->known_bad = bad;
+		s->bad_err = err;
+		s->cap = (size_t)(bad - start);
+	} else if (!medium || !c->o->coe) {
+		fail(c, s->rq.idx, PDD_OP_READ, s->rq.off, s->rq.len, err);
+		return;
+	} else if (s->cap - s->got > unit) {
+		s->stepping = true;
+		s->cap = s->got + unit;
+	} else {
+		s->known_bad = start + s->got;
+		s->bad_err = err;
+	}
+	read_more(c, s);
+}
+
 static void read_done(struct core *c, struct slot *s)
 {
 	uint64_t idx = s->rq.idx;
@@ -171,7 +311,7 @@ static void read_done(struct core *c, struct slot *s)
 		return;
 	}
 	if (s->rq.res < 0) {
-		fail(c, idx, PDD_OP_READ, s->rq.off, s->rq.len, (int)s->rq.res);
+		read_failed(c, s);
 		return;
 	}
 	s->got += (size_t)s->rq.res;
@@ -181,11 +321,10 @@ static void read_done(struct core *c, struct slot *s)
 			pdd_seq_drop(&c->seq, idx);
 			return;
 		}
-	} else if (s->got < s->len) {
-		submit_io(c, idx, PDD_OP_READ);
+		pdd_seq_read_done(&c->seq, idx);
 		return;
 	}
-	pdd_seq_read_done(&c->seq, idx);
+	read_more(c, s);
 }
 
 static void write_done(struct core *c, struct slot *s)
@@ -384,7 +523,7 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 	     struct pdd_dev *out, const struct pdd_opts *o,
 	     struct pdd_result *r)
 {
-	struct core c = { .p = p, .in = in, .out = out, .r = r };
+	struct core c = { .p = p, .o = o, .in = in, .out = out, .r = r };
 	struct rusage ru0, ru1;
 	double t0;
 	int err;
@@ -399,6 +538,7 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 	t0 = now(CLOCK_MONOTONIC);
 
 	err = run(&c);
+	r->recovered = c.eng.recovered;
 	if (err && !r->err)
 		fail(&c, c.seq.next_write, PDD_OP_NONE, 0, 0, err);
 	if (o->sync && r->out_bytes) {
@@ -414,6 +554,13 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 	r->user_secs = tv_secs(ru1.ru_utime) - tv_secs(ru0.ru_utime);
 	r->sys_secs = tv_secs(ru1.ru_stime) - tv_secs(ru0.ru_stime);
 	teardown(&c);
+	if (r->bad_blocks)
+		pdd_error("%" PRIu64 " unreadable block%s of %u bytes written as zeros, LBA %" PRIu64
+			  " to %" PRIu64, r->bad_blocks, r->bad_blocks == 1 ? "" : "s",
+			  r->bad_unit, r->bad_first, r->bad_last);
+	if (r->recovered)
+		pdd_info(0, "%" PRIu64 " error%s recovered by the device", r->recovered,
+			 r->recovered == 1 ? "" : "s");
 	if (r->err)
 		report_error(&c);
 	return 0;

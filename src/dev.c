@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <linux/fs.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,8 +18,12 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#ifdef HAVE_SGUTILS
+#include <scsi/sg.h>
+#endif
 
 #include "pdd.h"
+#include "scsi.h"
 
 #define SG_MAJOR	21	/* SCSI generic */
 #define RAW_MAJOR	162	/* raw devices */
@@ -111,6 +116,49 @@ static int measure_block(struct pdd_dev *d, const struct stat *st)
 	return 0;
 }
 
+/*
+ * An sg device: the driver must speak the v3 interface (version 3.0 or
+ * later), and READ CAPACITY gives the size and the logical block size.
+ * The largest command is the host's max_sectors, which sg reports in
+ * bytes through BLKSECTGET.
+ */
+static int measure_sg(struct pdd_dev *d)
+{
+#ifdef HAVE_SGUTILS
+	unsigned int lbs, pbs;
+	uint64_t blocks;
+	int ver = 0, max = 0, err;
+
+	if (ioctl(d->fd, SG_GET_VERSION_NUM, &ver) < 0)
+		return -errno;
+	if (ver < 30000) {
+		pdd_error("'%s' has sg driver version %d.%d.%d; pdd needs 3.0 or later",
+			  d->name, ver / 10000, ver / 100 % 100, ver % 100);
+		return -ENOTSUP;
+	}
+	err = pdd_scsi_capacity(d->fd, &blocks, &lbs, &pbs, pdd_verbose);
+	if (!err && (!lbs || blocks > UINT64_MAX / lbs))
+		err = -EINVAL;
+	if (err) {
+		pdd_error("cannot read the capacity of '%s': %s", d->name, pdd_strerror(err));
+		return pdd_err_is_scsi(err) ? err : -ENOTSUP;
+	}
+	d->lbs = d->io_align = lbs;
+	d->pbs = pbs;
+	d->size = blocks * lbs;
+	d->size_known = true;
+	if (ioctl(d->fd, BLKSECTGET, &max) == 0 && max > 0)
+		d->max_xfer = (uint64_t)max;
+	pdd_info(2, "'%s': sg driver %d.%d.%d, %" PRIu64 " blocks of %u bytes, commands up to %" PRIu64 " bytes",
+		 d->name, ver / 10000, ver / 100 % 100, ver % 100, blocks, lbs, d->max_xfer);
+	return 0;
+#else
+	pdd_error("'%s' is a SCSI generic device, and this pdd was built without libsgutils2",
+		  d->name);
+	return -ENOTSUP;
+#endif
+}
+
 /* What a file system asks of direct I/O on this file (statx, Linux 6.1);
  * 512 where it does not say, which every common file system accepts. */
 static void measure_file(struct pdd_dev *d, const struct stat *st)
@@ -132,6 +180,8 @@ static void measure_file(struct pdd_dev *d, const struct stat *st)
 
 static int measure(struct pdd_dev *d, const struct stat *st)
 {
+	int err;
+
 	d->kind = classify(st);
 	d->lbs = d->pbs = d->io_align = d->mem_align = 1;
 	d->seekable = true;
@@ -147,13 +197,15 @@ static int measure(struct pdd_dev *d, const struct stat *st)
 	case PDD_KIND_ZERO:
 		return 0;
 	case PDD_KIND_SG:
-		pdd_error("'%s' is a SCSI generic device, which this version of pdd cannot drive",
-			  d->name);
-		return -ENOTSUP;
+		return measure_sg(d);
 	case PDD_KIND_RAW:
-		pdd_error("'%s' is a raw device, which this version of pdd cannot drive",
-			  d->name);
-		return -ENOTSUP;
+		/* a raw device passes the block ioctls to the disk it is bound
+		 * to, and takes only direct I/O: buffers aligned to its
+		 * logical block too, as the raw driver demanded */
+		err = measure_block(d, st);
+		if (!err && d->mem_align < d->lbs)
+			d->mem_align = d->lbs;
+		return err;
 	default:
 		d->seekable = false;
 		return 0;
@@ -162,6 +214,10 @@ static int measure(struct pdd_dev *d, const struct stat *st)
 
 static bool wants_direct(enum pdd_kind kind, unsigned int flags)
 {
+	if (kind == PDD_KIND_RAW)
+		return true;		/* there is no other way to a raw device */
+	if (kind == PDD_KIND_SG)
+		return false;		/* the sg driver moves the data; see dio= */
 	if (flags & PDD_F_NODIRECT)
 		return false;
 	if (kind == PDD_KIND_BLOCK)
@@ -173,13 +229,19 @@ static int open_flags(const struct pdd_dev *d)
 {
 	int fl = O_CLOEXEC | (d->output ? O_WRONLY : O_RDONLY);
 
+	if (d->kind == PDD_KIND_SG) {
+		/* commands are written to the device and their results read
+		 * back, on either side; O_EXCL is the driver's exclusive open */
+		return O_CLOEXEC | O_RDWR | ((d->flags & PDD_F_EXCL) ? O_EXCL : 0);
+	}
+
 	if (d->flags & PDD_F_DSYNC)
 		fl |= O_DSYNC;
 	if (d->output && (d->flags & PDD_F_APPEND))
 		fl |= O_APPEND;
 	/* on a block device O_EXCL is an exclusive claim: it fails when the
 	 * device is mounted or held */
-	if ((d->flags & PDD_F_EXCL) && d->kind == PDD_KIND_BLOCK)
+	if ((d->flags & PDD_F_EXCL) && (d->kind == PDD_KIND_BLOCK || d->kind == PDD_KIND_RAW))
 		fl |= O_EXCL;
 	return fl;
 }
@@ -275,8 +337,6 @@ int pdd_dev_open(struct pdd_dev *d, const char *path, bool output,
 			goto fail;
 		}
 		d->kind = classify(&st);
-		if (d->kind == PDD_KIND_SG || d->kind == PDD_KIND_RAW)
-			return measure(d, &st);	/* refused before any open */
 		d->direct = wants_direct(d->kind, flags);
 		err = open_fds(d, path, 0);
 		if (err) {
@@ -287,14 +347,21 @@ int pdd_dev_open(struct pdd_dev *d, const char *path, bool output,
 	if (fstat(d->fd, &st) < 0)
 		goto fail;
 	err = measure(d, &st);
-	if (err == -ENOTSUP)
+	if (err == -ENOTSUP || pdd_err_is_scsi(err)) {
+		pdd_dev_close(d);	/* measure() said why */
 		return err;
+	}
 	if (err) {
 		errno = -err;
 		goto fail;
 	}
 	if ((flags & PDD_F_DIRECT) && !d->direct)
 		pdd_info(1, "'%s' is a %s: direct I/O does not apply", d->name,
+			 pdd_kind_name(d->kind));
+	if ((flags & PDD_F_NODIRECT) && d->kind == PDD_KIND_RAW)
+		pdd_info(1, "'%s' is a raw device, which is always direct", d->name);
+	if ((flags & (PDD_F_FUA | PDD_F_DPO)) && d->kind != PDD_KIND_SG)
+		pdd_info(1, "'%s' is a %s: fua and dpo apply to sg devices only", d->name,
 			 pdd_kind_name(d->kind));
 	d->stream = !d->seekable || (output && (flags & PDD_F_APPEND));
 	return 0;
@@ -356,7 +423,12 @@ int pdd_dev_skip_stream(struct pdd_dev *d, uint64_t bytes)
 /* sync=1: what was written is on stable storage before pdd says so. */
 int pdd_dev_flush(struct pdd_dev *d)
 {
-	if (d->kind != PDD_KIND_FILE && d->kind != PDD_KIND_BLOCK)
+#ifdef HAVE_SGUTILS
+	if (d->kind == PDD_KIND_SG)
+		return pdd_scsi_sync(d->fd, pdd_verbose);
+#endif
+	if (d->kind != PDD_KIND_FILE && d->kind != PDD_KIND_BLOCK &&
+	    d->kind != PDD_KIND_RAW)
 		return 0;
 	if (fdatasync(d->fd) < 0)
 		return -errno;

@@ -11,6 +11,9 @@
 #include "engine.h"
 
 static const struct pdd_engine_ops *const engines[] = {
+#ifdef HAVE_SGUTILS
+	&pdd_sg_ops,
+#endif
 #ifdef HAVE_LIBURING
 	&pdd_uring_ops,
 #endif
@@ -45,6 +48,7 @@ const struct pdd_engine_ops *pdd_engine_choose(const char *name,
 					       const struct pdd_dev *out, int *err)
 {
 	bool any = !strcmp(name, "auto");
+	bool sg = in->kind == PDD_KIND_SG || out->kind == PDD_KIND_SG;
 
 	*err = -ENOENT;
 	for (size_t i = 0; i < N_ENGINES; i++) {
@@ -53,6 +57,16 @@ const struct pdd_engine_ops *pdd_engine_choose(const char *name,
 
 		if (!any && strcmp(ops->name, name))
 			continue;
+		if (ops->sg != sg) {
+			/* only the sg engine sends SCSI commands, and it
+			 * needs an sg device to send them to */
+			if (!any)
+				pdd_error("engine=%s: %s", name, sg ?
+					  "an sg device takes engine=sg (or auto)" :
+					  "neither side is an sg device");
+			*err = -EOPNOTSUPP;
+			continue;
+		}
 		r = ops->probe ? ops->probe(in, out) : 0;
 		if (r == 0 || (r > 0 && !any))
 			return ops;

@@ -9,6 +9,7 @@
 #include "engine.h"
 #include "exitcodes.h"
 #include "pdd.h"
+#include "scsi.h"
 
 static int open_both(const struct pdd_opts *o, struct pdd_dev *in,
 		     struct pdd_dev *out)
@@ -17,11 +18,16 @@ static int open_both(const struct pdd_opts *o, struct pdd_dev *in,
 
 	if (!err)
 		err = pdd_dev_open(out, o->out_path, true, o->oflags);
-	if (!err)
+	if (!err) {
+		/* how sg commands are built, for the sides that are sg */
+		in->cdbsz = out->cdbsz = o->cdbsz;
+		in->timeout_ms = out->timeout_ms = o->timeout * 1000;
+		in->dio = out->dio = o->dio;
 		return 0;
-	/* recognised, but a kind this version cannot drive */
-	if (in->kind == PDD_KIND_SG || in->kind == PDD_KIND_RAW ||
-	    out->kind == PDD_KIND_SG || out->kind == PDD_KIND_RAW)
+	}
+	if (pdd_err_is_scsi(err))	/* READ CAPACITY failed: not ready... */
+		return -err - PDD_ESCSI;
+	if (err == -ENOTSUP)		/* recognised, but not drivable here */
 		return PDD_EXIT_FILE_ERROR;
 	return pdd_exit_os(err);
 }

@@ -27,9 +27,47 @@ static uint64_t gcd(uint64_t a, uint64_t b)
 	return a;
 }
 
+static bool is_device(const struct pdd_dev *d)
+{
+	return d->kind == PDD_KIND_BLOCK || d->kind == PDD_KIND_RAW ||
+	       d->kind == PDD_KIND_SG;
+}
+
 static bool aligned_direct(const struct pdd_dev *d)
 {
-	return d->direct && d->kind == PDD_KIND_BLOCK && d->io_align > 1;
+	return d->direct && is_device(d) && d->io_align > 1;
+}
+
+/* SCSI addresses whole logical blocks, so on an sg device bs= is the
+ * logical block size (as in sg_dd and sgp_dd) and a transfer must fit in
+ * one command the host accepts. */
+static int check_sg(const struct pdd_dev *d, const struct pdd_plan *p)
+{
+	if (d->kind != PDD_KIND_SG)
+		return 0;
+	if (p->bs != d->lbs) {
+		pdd_error("bs=%" PRIu64 ": '%s' is an sg device with %u-byte logical blocks; give bs=%u",
+			  p->bs, d->name, d->lbs, d->lbs);
+		return -EINVAL;
+	}
+	if (d->max_xfer && p->xfer > d->max_xfer) {
+		pdd_error("bpt=%" PRIu64 ": a transfer of %zu bytes is more than one command to '%s' may move (%" PRIu64
+			  " bytes); give bpt=%" PRIu64 " or less",
+			  p->bpt, p->xfer, d->name, d->max_xfer, d->max_xfer / p->bs);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* bs= by default: the logical block size of a device input, else of an
+ * sg output (which takes nothing else), else 512 as dd. */
+static uint64_t default_bs(const struct pdd_dev *in, const struct pdd_dev *out)
+{
+	if (is_device(in))
+		return in->lbs;
+	if (out->kind == PDD_KIND_SG)
+		return out->lbs;
+	return 512;
 }
 
 /* For a direct device side: the block offset given by operand op (skip= or
@@ -96,7 +134,7 @@ static int check_room(const struct pdd_opts *o, const struct pdd_dev *out,
 		      const struct pdd_plan *p)
 {
 	if (o->count_given || p->total == PDD_UNTIL_EOF || !out->size_known ||
-	    out->kind != PDD_KIND_BLOCK)
+	    !is_device(out))
 		return 0;
 	if (p->out_off > out->size || p->total > out->size - p->out_off) {
 		pdd_error("'%s' is too small: the copy needs %" PRIu64 " bytes from byte %" PRIu64
@@ -131,7 +169,7 @@ int pdd_plan_make(const struct pdd_opts *o, const struct pdd_dev *in,
 	long page = sysconf(_SC_PAGESIZE);
 	int err;
 
-	p->bs = o->bs ? o->bs : (in->kind == PDD_KIND_BLOCK ? in->lbs : 512);
+	p->bs = o->bs ? o->bs : default_bs(in, out);
 	/* sgp_dd's default, shortened so that a large bs alone still fits */
 	p->bpt = o->bpt ? o->bpt : (p->bs < 2048 ? 128 : 32);
 	if (!o->bpt && p->bs <= PDD_MAX_XFER && p->bpt > PDD_MAX_XFER / p->bs)
@@ -157,6 +195,10 @@ int pdd_plan_make(const struct pdd_opts *o, const struct pdd_dev *in,
 	}
 	err = derive_total(o, in, p);
 	if (!err)
+		err = check_sg(in, p);
+	if (!err)
+		err = check_sg(out, p);
+	if (!err)
 		err = check_alignment(in, "skip", o->skip, p);
 	if (!err)
 		err = check_alignment(out, "seek", o->seek, p);
@@ -171,7 +213,9 @@ int pdd_plan_make(const struct pdd_opts *o, const struct pdd_dev *in,
 
 	p->ops = pdd_engine_choose(o->engine, in, out, &err);
 	if (!p->ops) {
-		pdd_error("engine=%s cannot run here: %s", o->engine, strerror(-err));
+		/* -EOPNOTSUPP: an sg mismatch, which engine.c has explained */
+		if (err != -EOPNOTSUPP)
+			pdd_error("engine=%s cannot run here: %s", o->engine, strerror(-err));
 		return err;
 	}
 	p->depth = pick_depth(o, p);
@@ -190,7 +234,7 @@ static void print_side(FILE *f, const char *label, const struct pdd_dev *d)
 		d->missing ? " (to be created)" : "");
 	if (d->size_known && d->kind != PDD_KIND_NULL)
 		fprintf(f, ", %" PRIu64 " bytes", d->size);
-	if (d->kind == PDD_KIND_BLOCK)
+	if (is_device(d))
 		fprintf(f, ", logical block %u, physical block %u", d->lbs, d->pbs);
 	fprintf(f, ", %s\n", d->direct ? "direct I/O" : d->stream ? "in order" : "buffered");
 }

@@ -139,7 +139,8 @@ int pdd_exit_status(const struct pdd_result *r)
 		return -r->err - PDD_ESCSI;	/* sg3_utils' category */
 	switch (-r->err) {
 	case 0:
-		return PDD_EXIT_OK;
+		/* coe carried on past unreadable blocks; scripts must notice */
+		return r->bad_blocks ? PDD_EXIT_MEDIUM_HARD : PDD_EXIT_OK;
 	case EIO:
 	case EREMOTEIO:
 	case EBADMSG:

@@ -26,6 +26,7 @@ struct threads_priv {
 	struct tq todo;			/* submitted, not yet taken */
 	struct tq done;			/* finished, not yet reaped */
 	bool stop;			/* workers should exit */
+	int notify_fd;			/* eventfd to ring per completion, or -1 */
 	unsigned int nthreads;		/* workers started */
 	pthread_t *tids;		/* their ids */
 };
@@ -87,6 +88,13 @@ static void *worker(void *arg)
 		pthread_mutex_lock(&t->lock);
 		tq_push(&t->done, rq);
 		pthread_cond_signal(&t->done_cv);
+		if (t->notify_fd >= 0) {
+			uint64_t one = 1;
+
+			/* an eventfd write of 1 cannot fail short of overflow */
+			if (write(t->notify_fd, &one, sizeof(one)) < 0)
+				abort();
+		}
 	}
 	pthread_mutex_unlock(&t->lock);
 	return NULL;
@@ -127,6 +135,7 @@ static int threads_init(struct pdd_engine *e)
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_cond_init(&t->work, NULL);
 	pthread_cond_init(&t->done_cv, NULL);
+	t->notify_fd = e->notify ? e->notify_fd : -1;
 	e->priv = t;
 	for (unsigned int i = 0; i < e->threads; i++) {
 		err = pthread_create(&t->tids[i], NULL, worker, t);
@@ -157,7 +166,7 @@ static int threads_reap(struct pdd_engine *e, struct pdd_req **done,
 	unsigned int n = 0;
 
 	pthread_mutex_lock(&t->lock);
-	while (!t->done.head)
+	while (!t->done.head && t->notify_fd < 0)
 		pthread_cond_wait(&t->done_cv, &t->lock);
 	while (n < max && t->done.head)
 		done[n++] = tq_pop(&t->done);
@@ -175,6 +184,7 @@ static unsigned int threads_depth(size_t xfer, unsigned int threads)
 const struct pdd_engine_ops pdd_threads_ops = {
 	.name = "threads",
 	.threaded = true,
+	.sg = false,
 	.probe = NULL,			/* plain system calls work on anything */
 	.default_depth = threads_depth,
 	.init = threads_init,
