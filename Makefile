@@ -131,11 +131,11 @@ clang: $(SRCS:%.c=build/clang/%.o)
 	@echo "  clang: no warnings"
 
 tsan: build/tsan/pdd $(TOOLS)
-	$(Q)PDD=build/tsan/pdd tests/run-tests tests/dev/tsan-threads.sh
+	$(Q)PDD=build/tsan/pdd tests/run-tests tests/dev/tsan-threads.sh tests/dev/tsan-sg.sh
 
 # every engine's copy path under ASan+UBSan, on files, pipes and devices
 ASAN_DEV_TESTS = tests/dev/streams.sh tests/dev/loop-devices.sh tests/dev/dd-diff.sh \
-	tests/dev/too-small.sh tests/dev/engine-fallback.sh
+	tests/dev/too-small.sh tests/dev/engine-fallback.sh tests/dev/sg-copy.sh
 asan-dev: build/asan/pdd $(TOOLS)
 	$(Q)PDD=build/asan/pdd DIFF_RUNS=60 tests/run-tests $(ASAN_DEV_TESTS)
 

@@ -332,8 +332,10 @@ static void write_done(struct core *c, struct slot *s)
 	uint64_t idx = s->rq.idx;
 
 	if (s->rq.res <= 0) {
-		/* a write that moves nothing would move nothing again */
-		fail(c, idx, PDD_OP_WRITE, s->rq.off, s->rq.len,
+		/* a write that moves nothing would move nothing again; the
+		 * device may have named the block that failed */
+		fail(c, idx, PDD_OP_WRITE,
+		     s->rq.bad_off != UINT64_MAX ? s->rq.bad_off : s->rq.off, s->rq.len,
 		     s->rq.res ? (int)s->rq.res : -ENOSPC);
 		return;
 	}

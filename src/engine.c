@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The table of engines and the choice among them.  engine=auto takes the
- * first engine in the table that can drive both sides at full speed:
- * io_uring, then libaio, then threads, which always works.  An engine
- * named on the command line is used if it can run at all.
+ * The table of engines and the choice among them.  A copy with an sg
+ * device on either side takes the sg engine, and no other copy does.
+ * Otherwise engine=auto takes the first engine in the table that can
+ * drive both sides at full speed: io_uring, then libaio, then threads,
+ * which always works.  An engine named on the command line is used if it
+ * can run at all.
  */
 #include <errno.h>
 #include <string.h>
@@ -11,9 +13,6 @@
 #include "engine.h"
 
 static const struct pdd_engine_ops *const engines[] = {
-#ifdef HAVE_SGUTILS
-	&pdd_sg_ops,
-#endif
 #ifdef HAVE_LIBURING
 	&pdd_uring_ops,
 #endif
@@ -21,6 +20,9 @@ static const struct pdd_engine_ops *const engines[] = {
 	&pdd_aio_ops,
 #endif
 	&pdd_threads_ops,
+#ifdef HAVE_SGUTILS
+	&pdd_sg_ops,		/* for sg devices, and only for them */
+#endif
 };
 #define N_ENGINES (sizeof(engines) / sizeof(engines[0]))
 
