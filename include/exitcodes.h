@@ -12,7 +12,8 @@
 #define PDD_EXIT_NOT_READY	2	/* device not ready */
 #define PDD_EXIT_MEDIUM_HARD	3	/* medium or hardware error (EIO) */
 #define PDD_EXIT_ILLEGAL_REQ	5	/* device refused the request */
-#define PDD_EXIT_UNIT_ATTENTION	6	/* device state changed */
+#define PDD_EXIT_UNIT_ATTENTION	6	/* device state changed, 10 times over */
+#define PDD_EXIT_ABORTED	11	/* command aborted, 256 times over */
 #define PDD_EXIT_MISCOMPARE	14	/* verification found a difference */
 #define PDD_EXIT_FILE_ERROR	15	/* other error reading, writing or flushing */
 #define PDD_EXIT_CONTRADICT	31	/* operands contradict each other or a device */

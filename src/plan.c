@@ -50,6 +50,11 @@ static int check_sg(const struct pdd_dev *d, const struct pdd_plan *p)
 			  p->bs, d->name, d->lbs, d->lbs);
 		return -EINVAL;
 	}
+	if ((d->flags & (PDD_F_FUA | PDD_F_DPO)) && d->cdbsz == 6) {
+		pdd_error("cdbsz=6: a 6-byte CDB has no FUA or DPO bit, which '%s' is to get; give cdbsz=10 or more",
+			  d->name);
+		return -EINVAL;
+	}
 	if (d->max_xfer && p->xfer > d->max_xfer) {
 		pdd_error("bpt=%" PRIu64 ": a transfer of %zu bytes is more than one command to '%s' may move (%" PRIu64
 			  " bytes); give bpt=%" PRIu64 " or less",

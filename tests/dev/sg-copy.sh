@@ -219,6 +219,9 @@ expect_err "pdd: bpt=4096: a transfer of 2097152 bytes is more than one command 
 sgp run_pdd if="$T/a512.img" of="$A"
 expect_rc 31
 expect_err "pdd: '$A' is too small: the copy needs $((5000 * 512 + 100)) bytes from byte 0 on, and the device holds $((5000 * 512)); give count= to copy less"
+sgp run_pdd if="$A" of="$T/r.img" cdbsz=6 iflag=fua
+expect_rc 31
+expect_err "pdd: cdbsz=6: a 6-byte CDB has no FUA or DPO bit, which '$A' is to get; give cdbsz=10 or more"
 for e in uring aio threads; do
 	rc=0
 	sgp "$PDD" if="$A" of=/dev/null engine=$e 2>"$T/err" || rc=$?
