@@ -55,6 +55,11 @@ static int check_sg(const struct pdd_dev *d, const struct pdd_plan *p)
 			  d->name);
 		return -EINVAL;
 	}
+	if (d->max_xfer && p->bs > d->max_xfer) {
+		pdd_error("'%s' takes at most %" PRIu64 " bytes in one command, less than one block of %" PRIu64,
+			  d->name, d->max_xfer, p->bs);
+		return -EINVAL;
+	}
 	if (d->max_xfer && p->xfer > d->max_xfer) {
 		pdd_error("bpt=%" PRIu64 ": a transfer of %zu bytes is more than one command to '%s' may move (%" PRIu64
 			  " bytes); give bpt=%" PRIu64 " or less",
@@ -62,6 +67,15 @@ static int check_sg(const struct pdd_dev *d, const struct pdd_plan *p)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* The default bpt, lowered to what one command to sg device d may move
+ * (but at least 1: a block larger than that is refused in check_sg). */
+static uint64_t fit_sg(const struct pdd_dev *d, uint64_t bpt, uint64_t bs)
+{
+	if (d->kind != PDD_KIND_SG || !d->max_xfer || bpt * bs <= d->max_xfer)
+		return bpt;
+	return d->max_xfer >= bs ? d->max_xfer / bs : 1;
 }
 
 /* bs= by default: the logical block size of a device input, else of an
@@ -175,10 +189,13 @@ int pdd_plan_make(const struct pdd_opts *o, const struct pdd_dev *in,
 	int err;
 
 	p->bs = o->bs ? o->bs : default_bs(in, out);
-	/* sgp_dd's default, shortened so that a large bs alone still fits */
+	/* sgp_dd's default, shortened so that a large bs alone still fits,
+	 * and so that one transfer is one command to an sg device */
 	p->bpt = o->bpt ? o->bpt : (p->bs < 2048 ? 128 : 32);
 	if (!o->bpt && p->bs <= PDD_MAX_XFER && p->bpt > PDD_MAX_XFER / p->bs)
 		p->bpt = PDD_MAX_XFER / p->bs;
+	if (!o->bpt)
+		p->bpt = fit_sg(in, fit_sg(out, p->bpt, p->bs), p->bs);
 	if (__builtin_mul_overflow(p->bs, p->bpt, &p->xfer) ||
 	    p->xfer > PDD_MAX_XFER) {
 		pdd_error("bs=%" PRIu64 " bpt=%" PRIu64 ": a transfer may be at most %llu bytes",

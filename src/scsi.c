@@ -105,8 +105,19 @@ static int fold_category(int cat)
 	case SG_LIB_CAT_ILLEGAL_REQ_WITH_INFO:
 	case SG_LIB_LBA_OUT_OF_RANGE:
 	case SG_LIB_CAT_INVALID_OP:
+#ifdef SG_LIB_CAT_INVALID_PARAM		/* sg3_utils after 1.46 */
+	case SG_LIB_CAT_INVALID_PARAM:
+#endif
 		/* SPEC's status for every kind of illegal request is 5 */
 		cat = SG_LIB_CAT_ILLEGAL_REQ;
+		break;
+#ifdef SG_LIB_CAT_STANDBY		/* sg3_utils after 1.46 splits */
+	case SG_LIB_CAT_STANDBY:	/* "not ready" more finely */
+#endif
+#ifdef SG_LIB_CAT_UNAVAILABLE
+	case SG_LIB_CAT_UNAVAILABLE:
+#endif
+		cat = SG_LIB_CAT_NOT_READY;
 		break;
 	}
 	return PDD_ERR_SCSI(cat);
@@ -145,10 +156,13 @@ int pdd_scsi_result(const struct sg_io_hdr *h, uint64_t *info, bool *recovered)
 	case SG_LIB_CAT_TIMEOUT:
 		return -ETIMEDOUT;
 	case SG_LIB_CAT_SENSE:
-	case SG_LIB_CAT_OTHER:
-		if (h->sb_len_wr > 0)
-			return pdd_scsi_sense_err(h->sbp, h->sb_len_wr, info);
-		return -EIO;
+	case SG_LIB_CAT_OTHER: {
+		/* the command failed; sense that claims otherwise does not
+		 * make its data whole */
+		int err = h->sb_len_wr > 0 ? pdd_scsi_sense_err(h->sbp, h->sb_len_wr, info) : 0;
+
+		return err ? err : -EIO;
+	}
 	default:
 		if (h->sb_len_wr > 0 && !sg_get_sense_info_fld(h->sbp, h->sb_len_wr, info))
 			*info = ~0ULL;

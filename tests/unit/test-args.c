@@ -19,6 +19,24 @@
 
 #define UNSET 0xdeadbeefULL	/* what a refused parse must leave alone */
 
+/* The engines built in, in engine.c's order, as the refusal lists them. */
+#ifdef HAVE_SGUTILS
+#define ENGINE_SG ", sg"
+#else
+#define ENGINE_SG ""
+#endif
+#ifdef HAVE_LIBURING
+#define ENGINE_URING ", uring"
+#else
+#define ENGINE_URING ""
+#endif
+#ifdef HAVE_LIBAIO
+#define ENGINE_AIO ", aio"
+#else
+#define ENGINE_AIO ""
+#endif
+#define ENGINE_NAMES "auto" ENGINE_URING ENGINE_AIO ", threads" ENGINE_SG
+
 /* One number: "input -> rc value" so a failure names the input. */
 static void check_num(const char *s, int want_rc, uint64_t want)
 {
@@ -195,6 +213,12 @@ static void test_defaults(void **state)
 	assert_false(o.time);
 	assert_int_equal(o.status, PDD_STATUS_DEFAULT);
 	assert_int_equal(o.verbose, 0);
+	assert_int_equal(o.cdbsz, 10);
+	assert_int_equal(o.fua, 0);
+	assert_false(o.dio);
+	assert_false(o.coe);
+	assert_int_equal(o.timeout, 60);
+	assert_int_equal(o.timeout, PDD_SG_TIMEOUT);
 	assert_false(o.dry_run);
 	assert_false(o.help);
 	assert_false(o.version);
@@ -489,10 +513,25 @@ static void test_engine_bogus_refused(void **state)
 
 	(void)state;
 	assert_refused(PARSE(&o, "engine=bogus"), -EINVAL,
-		       "engine=bogus: unknown engine (choose from auto, uring, aio, threads)");
+		       "engine=bogus: unknown engine (choose from " ENGINE_NAMES ")");
 	cap_reset();
 	assert_accepted(PARSE(&o, "engine=auto"));
 	assert_string_equal(o.engine, "auto");
+}
+
+/* engine=sg is a name only where the sg engine is built */
+static void test_engine_sg_name(void **state)
+{
+	struct pdd_opts o;
+
+	(void)state;
+#ifdef HAVE_SGUTILS
+	assert_accepted(PARSE(&o, "engine=sg"));
+	assert_string_equal(o.engine, "sg");
+#else
+	assert_refused(PARSE(&o, "engine=sg"), -EINVAL,
+		       "engine=sg: unknown engine (choose from " ENGINE_NAMES ")");
+#endif
 }
 
 static void test_flag_unknown(void **state)
@@ -587,6 +626,256 @@ static void test_first_error_stops_parsing(void **state)
 		       "bs=0: must be at least 1");
 }
 
+/* --- the sg operands ------------------------------------------------------ */
+
+static void test_cdbsz_values(void **state)
+{
+	static const char *const ok[] = { "cdbsz=6", "cdbsz=10", "cdbsz=12", "cdbsz=16" };
+	static const unsigned int want[] = { 6, 10, 12, 16 };
+	struct pdd_opts o;
+
+	(void)state;
+	for (unsigned int i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		cap_reset();
+		assert_accepted(PARSE(&o, ok[i]));
+		assert_int_equal(o.cdbsz, want[i]);
+	}
+	/* a number is a number, whatever its spelling */
+	cap_reset();
+	assert_accepted(PARSE(&o, "cdbsz=0x10"));
+	assert_int_equal(o.cdbsz, 16);
+}
+
+static void test_cdbsz_refused(void **state)
+{
+	struct pdd_opts o;
+
+	(void)state;
+	assert_refused(PARSE(&o, "cdbsz=8"), -EINVAL, "cdbsz=8: must be 6, 10, 12 or 16");
+	cap_reset();
+	assert_refused(PARSE(&o, "cdbsz=7"), -EINVAL, "cdbsz=7: must be 6, 10, 12 or 16");
+	cap_reset();
+	assert_refused(PARSE(&o, "cdbsz=11"), -EINVAL, "cdbsz=11: must be 6, 10, 12 or 16");
+	cap_reset();
+	assert_refused(PARSE(&o, "cdbsz=5"), -EINVAL, "cdbsz=5: must be at least 6");
+	cap_reset();
+	assert_refused(PARSE(&o, "cdbsz=0"), -EINVAL, "cdbsz=0: must be at least 6");
+	cap_reset();
+	assert_refused(PARSE(&o, "cdbsz=17"), -EINVAL, "cdbsz=17: must be at most 16");
+	cap_reset();
+	assert_refused(PARSE(&o, "cdbsz=32"), -EINVAL, "cdbsz=32: must be at most 16");
+	cap_reset();
+	assert_refused(PARSE(&o, "cdbsz=ten"), -EINVAL, "cdbsz=ten: invalid number");
+	cap_reset();
+	assert_refused(PARSE(&o, "cdbsz="), -EINVAL, "cdbsz=: invalid number");
+	cap_reset();
+	assert_refused(PARSE(&o, "cdbsz=10", "cdbsz=16"), -EINVAL,
+		       "cdbsz= given more than once");
+	cap_reset();
+	/* a size in range but not a CDB size is found after every operand
+	 * is read: an earlier operand's error comes first, a later one's
+	 * too */
+	assert_refused(PARSE(&o, "cdbsz=8", "bs=0"), -EINVAL, "bs=0: must be at least 1");
+	cap_reset();
+	assert_refused(PARSE(&o, "if=a", "cdbsz=8", "of=b"), -EINVAL,
+		       "cdbsz=8: must be 6, 10, 12 or 16");
+}
+
+static void test_fua_values(void **state)
+{
+	struct pdd_opts o;
+
+	(void)state;
+	assert_accepted(PARSE(&o, "fua=0"));
+	assert_int_equal(o.fua, 0);
+	assert_int_equal(o.iflags, 0);
+	assert_int_equal(o.oflags, 0);
+	cap_reset();
+	/* sgp_dd: bit 1 is the output, bit 2 the input */
+	assert_accepted(PARSE(&o, "fua=1"));
+	assert_int_equal(o.fua, 1);
+	assert_int_equal(o.iflags, 0);
+	assert_int_equal(o.oflags, PDD_F_FUA);
+	cap_reset();
+	assert_accepted(PARSE(&o, "fua=2"));
+	assert_int_equal(o.fua, 2);
+	assert_int_equal(o.iflags, PDD_F_FUA);
+	assert_int_equal(o.oflags, 0);
+	cap_reset();
+	assert_accepted(PARSE(&o, "fua=3"));
+	assert_int_equal(o.fua, 3);
+	assert_int_equal(o.iflags, PDD_F_FUA);
+	assert_int_equal(o.oflags, PDD_F_FUA);
+	cap_reset();
+	/* with the flags it adds to them */
+	assert_accepted(PARSE(&o, "oflag=dpo", "fua=1", "iflag=direct"));
+	assert_int_equal(o.iflags, PDD_F_DIRECT);
+	assert_int_equal(o.oflags, PDD_F_DPO | PDD_F_FUA);
+	cap_reset();
+	/* and saying it twice is no contradiction */
+	assert_accepted(PARSE(&o, "oflag=fua", "fua=1"));
+	assert_int_equal(o.iflags, 0);
+	assert_int_equal(o.oflags, PDD_F_FUA);
+}
+
+static void test_fua_refused(void **state)
+{
+	struct pdd_opts o;
+
+	(void)state;
+	assert_refused(PARSE(&o, "fua=4"), -EINVAL, "fua=4: must be at most 3");
+	cap_reset();
+	assert_refused(PARSE(&o, "fua=0x10"), -EINVAL, "fua=0x10: must be at most 3");
+	cap_reset();
+	assert_refused(PARSE(&o, "fua=yes"), -EINVAL, "fua=yes: invalid number");
+	cap_reset();
+	assert_refused(PARSE(&o, "fua=1", "fua=2"), -EINVAL, "fua= given more than once");
+}
+
+static void test_timeout_values(void **state)
+{
+	struct pdd_opts o;
+
+	(void)state;
+	assert_accepted(PARSE(&o, "timeout=1"));
+	assert_int_equal(o.timeout, 1);
+	cap_reset();
+	assert_accepted(PARSE(&o, "timeout=600"));
+	assert_int_equal(o.timeout, 600);
+	cap_reset();
+	assert_accepted(PARSE(&o, "timeout=4000000"));
+	assert_int_equal(o.timeout, 4000000);
+	cap_reset();
+	/* not to be taken for time= */
+	assert_accepted(PARSE(&o, "time=1", "timeout=5"));
+	assert_true(o.time);
+	assert_int_equal(o.timeout, 5);
+}
+
+static void test_timeout_refused(void **state)
+{
+	struct pdd_opts o;
+
+	(void)state;
+	assert_refused(PARSE(&o, "timeout=0"), -EINVAL, "timeout=0: must be at least 1");
+	cap_reset();
+	assert_refused(PARSE(&o, "timeout=4000001"), -EINVAL,
+		       "timeout=4000001: must be at most 4000000");
+	cap_reset();
+	assert_refused(PARSE(&o, "timeout=1.5"), -EINVAL, "timeout=1.5: invalid number");
+	cap_reset();
+	assert_refused(PARSE(&o, "timeout=-1"), -EINVAL, "timeout=-1: invalid number");
+	cap_reset();
+	assert_refused(PARSE(&o, "timeout=99999999999999999999"), -ERANGE,
+		       "timeout=99999999999999999999: number too large");
+	cap_reset();
+	assert_refused(PARSE(&o, "timeout=60", "timeout=60"), -EINVAL,
+		       "timeout= given more than once");
+}
+
+static void test_dio_values(void **state)
+{
+	struct pdd_opts o;
+
+	(void)state;
+	assert_accepted(PARSE(&o, "dio=1"));
+	assert_true(o.dio);
+	cap_reset();
+	assert_accepted(PARSE(&o, "dio=0"));
+	assert_false(o.dio);
+	cap_reset();
+	assert_refused(PARSE(&o, "dio=2"), -EINVAL, "dio=2: must be at most 1");
+	cap_reset();
+	assert_refused(PARSE(&o, "dio=0", "dio=1"), -EINVAL, "dio= given more than once");
+}
+
+static void test_coe_values(void **state)
+{
+	struct pdd_opts o;
+
+	(void)state;
+	assert_accepted(PARSE(&o, "coe=1"));
+	assert_true(o.coe);
+	assert_int_equal(o.iflags, PDD_F_COE);
+	assert_int_equal(o.oflags, 0);
+	cap_reset();
+	assert_accepted(PARSE(&o, "coe=0"));
+	assert_false(o.coe);
+	assert_int_equal(o.iflags, 0);
+	assert_int_equal(o.oflags, 0);
+	cap_reset();
+	assert_refused(PARSE(&o, "coe=2"), -EINVAL, "coe=2: must be at most 1");
+	cap_reset();
+	assert_refused(PARSE(&o, "coe=on"), -EINVAL, "coe=on: invalid number");
+	cap_reset();
+	assert_refused(PARSE(&o, "coe=1", "coe=1"), -EINVAL, "coe= given more than once");
+}
+
+/* coe=1, iflag=coe and oflag=coe are one switch: continue past
+ * unreadable input blocks */
+static void test_coe_aliases(void **state)
+{
+	struct pdd_opts o;
+
+	(void)state;
+	assert_accepted(PARSE(&o, "iflag=coe"));
+	assert_true(o.coe);
+	assert_int_equal(o.iflags, PDD_F_COE);
+	assert_int_equal(o.oflags, 0);
+	cap_reset();
+	assert_accepted(PARSE(&o, "oflag=coe"));
+	assert_true(o.coe);
+	assert_int_equal(o.iflags, PDD_F_COE);
+	assert_int_equal(o.oflags, PDD_F_COE);
+	cap_reset();
+	assert_accepted(PARSE(&o, "oflag=direct,coe", "iflag=dsync"));
+	assert_true(o.coe);
+	assert_int_equal(o.iflags, PDD_F_DSYNC | PDD_F_COE);
+	assert_int_equal(o.oflags, PDD_F_DIRECT | PDD_F_COE);
+	cap_reset();
+	/* all three at once are no contradiction */
+	assert_accepted(PARSE(&o, "coe=1", "iflag=coe", "oflag=coe"));
+	assert_true(o.coe);
+	assert_int_equal(o.iflags, PDD_F_COE);
+	assert_int_equal(o.oflags, PDD_F_COE);
+	cap_reset();
+	/* coe=0 does not take back a flag that asks for it */
+	assert_accepted(PARSE(&o, "coe=0", "iflag=coe"));
+	assert_true(o.coe);
+	assert_int_equal(o.iflags, PDD_F_COE);
+	cap_reset();
+	assert_refused(PARSE(&o, "iflag=coe,coe"), -EINVAL, "iflag=coe,coe: 'coe' given twice");
+}
+
+static void test_sg_flags(void **state)
+{
+	struct pdd_opts o;
+
+	(void)state;
+	assert_accepted(PARSE(&o, "iflag=dpo,fua,coe,null"));
+	assert_int_equal(o.iflags, PDD_F_DPO | PDD_F_FUA | PDD_F_COE | PDD_F_NULL);
+	assert_int_equal(o.oflags, 0);
+	assert_true(o.coe);
+	assert_int_equal(o.fua, 0);
+	cap_reset();
+	assert_accepted(PARSE(&o, "oflag=dpo,fua,null"));
+	assert_int_equal(o.iflags, 0);
+	assert_int_equal(o.oflags, PDD_F_DPO | PDD_F_FUA | PDD_F_NULL);
+	assert_false(o.coe);
+	cap_reset();
+	/* null alone: accepted, and it asks for nothing else */
+	assert_accepted(PARSE(&o, "iflag=null", "oflag=null"));
+	assert_int_equal(o.iflags, PDD_F_NULL);
+	assert_int_equal(o.oflags, PDD_F_NULL);
+	assert_false(o.coe);
+	cap_reset();
+	assert_refused(PARSE(&o, "oflag=dpo,dpo"), -EINVAL, "oflag=dpo,dpo: 'dpo' given twice");
+	cap_reset();
+	assert_refused(PARSE(&o, "iflag=FUA"), -EINVAL, "iflag=FUA: unknown flag 'FUA'");
+	cap_reset();
+	assert_refused(PARSE(&o, "oflag=nulls"), -EINVAL, "oflag=nulls: unknown flag 'nulls'");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -619,6 +908,7 @@ int main(void)
 		T(test_failed_count_not_given),
 		T(test_empty_path_refused),
 		T(test_engine_bogus_refused),
+		T(test_engine_sg_name),
 		T(test_flag_unknown),
 		T(test_flag_output_only_in_iflag),
 		T(test_flag_contradictions),
@@ -626,6 +916,16 @@ int main(void)
 		T(test_append_with_seek_refused),
 		T(test_excl_nocreat_refused),
 		T(test_first_error_stops_parsing),
+		T(test_cdbsz_values),
+		T(test_cdbsz_refused),
+		T(test_fua_values),
+		T(test_fua_refused),
+		T(test_timeout_values),
+		T(test_timeout_refused),
+		T(test_dio_values),
+		T(test_coe_values),
+		T(test_coe_aliases),
+		T(test_sg_flags),
 #undef T
 	};
 

@@ -104,6 +104,36 @@ static struct pdd_dev discard(void)
 	return d;
 }
 
+/* An sg device as dev.c measures it: READ CAPACITY's size and logical
+ * block, never O_DIRECT (the driver moves the data), and the host's
+ * largest command from BLKSECTGET, 0 when it does not say. */
+static struct pdd_dev sgdev(const char *name, bool output, unsigned int lbs,
+			    uint64_t size, uint64_t max_xfer)
+{
+	struct pdd_dev d = dev(name, PDD_KIND_SG, output);
+
+	d.seekable = true;
+	d.size_known = true;
+	d.size = size;
+	d.lbs = d.pbs = d.io_align = lbs;
+	d.max_xfer = max_xfer;
+	d.cdbsz = 10;
+	d.timeout_ms = 60000;
+	return d;
+}
+
+/* A raw device: the block ioctls of the disk behind it, direct I/O only,
+ * buffers aligned to its logical block. */
+static struct pdd_dev rawdev(const char *name, bool output, unsigned int lbs,
+			     uint64_t size)
+{
+	struct pdd_dev d = blockdev(name, output, lbs, size, true);
+
+	d.kind = PDD_KIND_RAW;
+	d.mem_align = lbs;
+	return d;
+}
+
 static size_t page_size(void)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -123,6 +153,14 @@ static size_t page_size(void)
 		struct pdd_plan refused_plan_;				\
 		assert_int_equal(pdd_plan_make((o), (in), (out), &refused_plan_), \
 				 -EINVAL);				\
+		assert_string_equal(captured(), "pdd: " msg "\n");	\
+	} while (0)
+
+/* A plan engine.c refuses: -EOPNOTSUPP, with its message. */
+#define assert_engine_refused(o, in, out, msg) do {			\
+		struct pdd_plan refused_plan_;				\
+		assert_int_equal(pdd_plan_make((o), (in), (out), &refused_plan_), \
+				 -EOPNOTSUPP);				\
 		assert_string_equal(captured(), "pdd: " msg "\n");	\
 	} while (0)
 
@@ -592,6 +630,362 @@ static void test_seek_on_fifo_refused(void **state)
 	assert_int_equal(p.out_off, 0);
 }
 
+/* --- sg and raw devices -------------------------------------------------- */
+
+/* SCSI addresses logical blocks: bs= on an sg side is its block size */
+static void test_sg_bs_mismatch_refused(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = sgdev("/dev/sg1", false, 4096, 64 * MiB, 0);
+	struct pdd_dev out = regfile("out.img", true, 0, false);
+
+	(void)state;
+	o.engine = "auto";
+	o.bs = 512;
+	assert_plan_refused(&o, &in, &out,
+			    "bs=512: '/dev/sg1' is an sg device with 4096-byte logical blocks; give bs=4096");
+	cap_reset();
+	o.bs = 8192;
+	assert_plan_refused(&o, &in, &out,
+			    "bs=8192: '/dev/sg1' is an sg device with 4096-byte logical blocks; give bs=4096");
+	cap_reset();
+	/* the same on the output side */
+	in = regfile("in.img", false, 1 * MiB, false);
+	out = sgdev("/dev/sg2", true, 512, 64 * MiB, 0);
+	o.bs = 4096;
+	assert_plan_refused(&o, &in, &out,
+			    "bs=4096: '/dev/sg2' is an sg device with 512-byte logical blocks; give bs=512");
+	cap_reset();
+	/* bs= does not come from the sg output when the input is a device
+	 * with a block size of its own */
+	in = blockdev("/dev/sdb", false, 512, 64 * MiB, true);
+	out = sgdev("/dev/sg2", true, 4096, 64 * MiB, 0);
+	o.bs = 0;
+	assert_plan_refused(&o, &in, &out,
+			    "bs=512: '/dev/sg2' is an sg device with 4096-byte logical blocks; give bs=4096");
+	cap_reset();
+	/* nor can two sg devices with different blocks meet */
+	in = sgdev("/dev/sg1", false, 512, 64 * MiB, 0);
+	assert_plan_refused(&o, &in, &out,
+			    "bs=512: '/dev/sg2' is an sg device with 4096-byte logical blocks; give bs=4096");
+}
+
+static void test_sg_max_xfer_refused(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = sgdev("/dev/sg1", false, 512, 64 * MiB, 64 * KiB);
+	struct pdd_dev out = regfile("out.img", true, 0, false);
+
+	(void)state;
+	o.engine = "auto";
+	o.bpt = 129;
+	assert_plan_refused(&o, &in, &out,
+			    "bpt=129: a transfer of 66048 bytes is more than one command to '/dev/sg1' may move (65536 bytes); give bpt=128 or less");
+	cap_reset();
+	/* a limit that is no multiple of bs: the most whole blocks */
+	in = sgdev("/dev/sg1", false, 4096, 64 * MiB, 120 * KiB);
+	o.bpt = 31;
+	assert_plan_refused(&o, &in, &out,
+			    "bpt=31: a transfer of 126976 bytes is more than one command to '/dev/sg1' may move (122880 bytes); give bpt=30 or less");
+	cap_reset();
+	/* the same on the output side */
+	in = regfile("in.img", false, 1 * MiB, false);
+	out = sgdev("/dev/sg2", true, 512, 64 * MiB, 32 * KiB);
+	o.bpt = 65;
+	assert_plan_refused(&o, &in, &out,
+			    "bpt=65: a transfer of 33280 bytes is more than one command to '/dev/sg2' may move (32768 bytes); give bpt=64 or less");
+}
+
+/* a block size wrong for the sg side is named before its transfer size */
+static void test_sg_bs_checked_before_max_xfer(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = sgdev("/dev/sg1", false, 4096, 64 * MiB, 4 * KiB);
+	struct pdd_dev out = regfile("out.img", true, 0, false);
+
+	(void)state;
+	o.bs = 512;
+	o.bpt = 128;
+	assert_plan_refused(&o, &in, &out,
+			    "bs=512: '/dev/sg1' is an sg device with 4096-byte logical blocks; give bs=4096");
+}
+
+static void test_sg_output_too_small_refused(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = regfile("in.img", false, 1 * MiB, false);
+	struct pdd_dev out = sgdev("/dev/sg2", true, 512, 512 * KiB, 0);
+
+	(void)state;
+	o.engine = "auto";
+	assert_plan_refused(&o, &in, &out,
+			    "'/dev/sg2' is too small: the copy needs 1048576 bytes from byte 0 on, and the device holds 524288; give count= to copy less");
+	cap_reset();
+	out.size = 1 * MiB;
+	o.seek = 1;
+	assert_plan_refused(&o, &in, &out,
+			    "'/dev/sg2' is too small: the copy needs 1048576 bytes from byte 512 on, and the device holds 1048576; give count= to copy less");
+}
+
+/* a raw device is a device: direct I/O alignment and the room check */
+static void test_raw_device_alignment_refused(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = rawdev("/dev/raw/raw1", false, 4096, 64 * MiB);
+	struct pdd_dev out = regfile("out.img", true, 0, false);
+	struct pdd_plan p;
+
+	(void)state;
+	o.bs = 512;
+	o.skip = 1;
+	assert_plan_refused(&o, &in, &out,
+			    "skip=1: offset 512 of '/dev/raw/raw1' is not a multiple of its logical block size 4096; with bs=512 skip= must be a multiple of 8");
+	cap_reset();
+	o.skip = 8;
+	o.bpt = 4;
+	assert_plan_refused(&o, &in, &out,
+			    "bs=512 bpt=4: a transfer of 2048 bytes is not a multiple of the logical block size 4096 of '/dev/raw/raw1'; with bs=512 bpt= must be a multiple of 8");
+	cap_reset();
+	o.bpt = 8;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.in_off, 4096);
+	assert_int_equal(p.xfer, 4096);
+	/* its buffers are aligned to its logical block, and to a page */
+	assert_int_equal(p.buf_align, page_size() > 4096 ? page_size() : 4096);
+	cap_reset();
+	/* on the output side */
+	in = regfile("in.img", false, 1 * MiB, false);
+	out = rawdev("/dev/raw/raw2", true, 4096, 64 * MiB);
+	o = opts();
+	o.bs = 512;
+	o.seek = 3;
+	assert_plan_refused(&o, &in, &out,
+			    "seek=3: offset 1536 of '/dev/raw/raw2' is not a multiple of its logical block size 4096; with bs=512 seek= must be a multiple of 8");
+}
+
+static void test_raw_device_defaults_and_room(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = rawdev("/dev/raw/raw1", false, 4096, 64 * MiB);
+	struct pdd_dev out = regfile("out.img", true, 0, false);
+	struct pdd_plan p;
+
+	(void)state;
+	/* bs= from a raw input, as from a block device */
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.bs, 4096);
+	assert_int_equal(p.bpt, 32);
+	assert_int_equal(p.total, 64 * MiB);
+	cap_reset();
+	in = regfile("in.img", false, 1 * MiB, false);
+	out = rawdev("/dev/raw/raw2", true, 512, 512 * KiB);
+	assert_plan_refused(&o, &in, &out,
+			    "'/dev/raw/raw2' is too small: the copy needs 1048576 bytes from byte 0 on, and the device holds 524288; give count= to copy less");
+	cap_reset();
+	o.count = 1024;
+	o.count_given = true;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.total, 512 * KiB);
+}
+
+#ifdef HAVE_SGUTILS
+/* bs= left out: the sg side's logical block */
+static void test_sg_bs_default(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = sgdev("/dev/sg1", false, 4096, 64 * MiB, 0);
+	struct pdd_dev out = regfile("out.img", true, 0, false);
+	struct pdd_plan p;
+
+	(void)state;
+	o.engine = "auto";
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.bs, 4096);
+	assert_int_equal(p.bpt, 32);
+	assert_int_equal(p.xfer, 128 * KiB);
+	assert_int_equal(p.total, 64 * MiB);
+	/* from an sg output when the input is a file */
+	in = regfile("in.img", false, 1 * MiB, false);
+	out = sgdev("/dev/sg2", true, 4096, 64 * MiB, 0);
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.bs, 4096);
+	assert_int_equal(p.bpt, 32);
+	assert_int_equal(p.total, 1 * MiB);
+	/* or a stream */
+	in = fifo("pipe", false);
+	out = sgdev("/dev/sg2", true, 512, 64 * MiB, 0);
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.bs, 512);
+	assert_int_equal(p.bpt, 128);
+	assert_true(p.total == PDD_UNTIL_EOF);
+	/* the input's block wins when both are sg and agree */
+	in = sgdev("/dev/sg1", false, 512, 64 * MiB, 0);
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.bs, 512);
+	/* and bs= given equal to the block is taken */
+	o.bs = 512;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.bs, 512);
+}
+
+/* without bpt= the transfer shrinks to one command's worth; a block
+ * larger than any command is refused on its own terms */
+static void test_sg_default_bpt_fits(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = regfile("in.img", false, 1 * MiB, false);
+	struct pdd_dev out = sgdev("/dev/sg1", true, 4096, 64 * MiB, 120 * KiB);
+	struct pdd_plan p;
+
+	(void)state;
+	o.engine = "auto";
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.bs, 4096);
+	assert_int_equal(p.bpt, 30);
+	/* the input side too, and the smaller limit wins */
+	in = sgdev("/dev/sg0", false, 4096, 64 * MiB, 64 * KiB);
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.bpt, 16);
+	cap_reset();
+	in = regfile("in.img", false, 1 * MiB, false);
+	out = sgdev("/dev/sg1", true, 4096, 64 * MiB, 2048);
+	assert_plan_refused(&o, &in, &out,
+			    "'/dev/sg1' takes at most 2048 bytes in one command, less than one block of 4096");
+}
+
+/* a transfer of exactly the most one command may move is accepted */
+static void test_sg_max_xfer_exact(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = sgdev("/dev/sg1", false, 512, 64 * MiB, 64 * KiB);
+	struct pdd_dev out = regfile("out.img", true, 0, false);
+	struct pdd_plan p;
+
+	(void)state;
+	o.engine = "auto";
+	o.bpt = 128;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.xfer, 64 * KiB);
+	o.bpt = 1;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.xfer, 512);
+	/* the default, 128 blocks of 512, fits too */
+	o.bpt = 0;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.bpt, 128);
+	assert_int_equal(p.xfer, 64 * KiB);
+	/* no limit known: only pdd's own */
+	in.max_xfer = 0;
+	o.bpt = 2048;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.xfer, 1 * MiB);
+	/* on the output side */
+	in = regfile("in.img", false, 1 * MiB, false);
+	out = sgdev("/dev/sg2", true, 4096, 64 * MiB, 120 * KiB);
+	o.bpt = 30;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.xfer, 120 * KiB);
+}
+
+static void test_sg_small_output_with_count_allowed(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = regfile("in.img", false, 1 * MiB, false);
+	struct pdd_dev out = sgdev("/dev/sg2", true, 512, 512 * KiB, 0);
+	struct pdd_plan p;
+
+	(void)state;
+	o.engine = "auto";
+	o.count = 2048;
+	o.count_given = true;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.total, 1 * MiB);
+	/* and without count=, a device that holds it all */
+	o.count = 0;
+	o.count_given = false;
+	out.size = 1 * MiB;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.total, 1 * MiB);
+}
+
+/* engine=auto with an sg side is the sg engine, on either side */
+static void test_sg_engine_auto(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = sgdev("/dev/sg1", false, 512, 64 * MiB, 0);
+	struct pdd_dev out = regfile("out.img", true, 0, false);
+	struct pdd_plan p;
+
+	(void)state;
+	o.engine = "auto";
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_ptr_equal(p.ops, &pdd_sg_ops);
+	assert_string_equal(p.ops->name, "sg");
+	/* 64 KiB transfers: the asynchronous depth, 64; threads= serves
+	 * the other side */
+	assert_int_equal(p.depth, 64);
+	assert_int_equal(p.threads, 4);
+	in = regfile("in.img", false, 1 * MiB, false);
+	out = sgdev("/dev/sg2", true, 512, 64 * MiB, 0);
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_ptr_equal(p.ops, &pdd_sg_ops);
+	/* 1 MiB is 16 transfers of 64 KiB */
+	assert_int_equal(p.depth, 16);
+	in = sgdev("/dev/sg1", false, 512, 64 * MiB, 0);
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_ptr_equal(p.ops, &pdd_sg_ops);
+	/* and named */
+	o.engine = "sg";
+	o.qd = 7;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_ptr_equal(p.ops, &pdd_sg_ops);
+	assert_int_equal(p.depth, 7);
+	/* a copy with no sg side never takes it */
+	in = blockdev("/dev/sdb", false, 512, 64 * MiB, true);
+	out = blockdev("/dev/sdc", true, 512, 64 * MiB, true);
+	o.engine = "auto";
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_true(p.ops != &pdd_sg_ops);
+	assert_false(p.ops->sg);
+}
+
+/* only the sg engine sends SCSI commands, and it needs a device to send
+ * them to */
+static void test_sg_engine_mismatch_refused(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = sgdev("/dev/sg1", false, 512, 64 * MiB, 0);
+	struct pdd_dev out = regfile("out.img", true, 0, false);
+
+	(void)state;
+	o.engine = "threads";
+	assert_engine_refused(&o, &in, &out,
+			      "engine=threads: an sg device takes engine=sg (or auto)");
+	cap_reset();
+#ifdef HAVE_LIBURING
+	o.engine = "uring";
+	assert_engine_refused(&o, &in, &out,
+			      "engine=uring: an sg device takes engine=sg (or auto)");
+	cap_reset();
+#endif
+#ifdef HAVE_LIBAIO
+	o.engine = "aio";
+	in = regfile("in.img", false, 1 * MiB, false);
+	out = sgdev("/dev/sg2", true, 512, 64 * MiB, 0);
+	assert_engine_refused(&o, &in, &out,
+			      "engine=aio: an sg device takes engine=sg (or auto)");
+	cap_reset();
+#endif
+	o.engine = "sg";
+	in = blockdev("/dev/sdb", false, 512, 64 * MiB, true);
+	out = regfile("out.img", true, 0, false);
+	assert_engine_refused(&o, &in, &out, "engine=sg: neither side is an sg device");
+	cap_reset();
+	in = regfile("in.img", false, 1 * MiB, false);
+	assert_engine_refused(&o, &in, &out, "engine=sg: neither side is an sg device");
+}
+#endif
+
 /* --- depth, threads, buffers --------------------------------------------- */
 
 static void test_depth_twice_threads_by_default(void **state)
@@ -785,6 +1179,20 @@ int main(void)
 		T(test_small_destination_with_count_allowed),
 		T(test_small_file_destination_allowed),
 		T(test_seek_on_fifo_refused),
+		T(test_sg_bs_mismatch_refused),
+		T(test_sg_max_xfer_refused),
+		T(test_sg_bs_checked_before_max_xfer),
+		T(test_sg_output_too_small_refused),
+		T(test_raw_device_alignment_refused),
+		T(test_raw_device_defaults_and_room),
+#ifdef HAVE_SGUTILS
+		T(test_sg_bs_default),
+		T(test_sg_max_xfer_exact),
+		T(test_sg_default_bpt_fits),
+		T(test_sg_small_output_with_count_allowed),
+		T(test_sg_engine_auto),
+		T(test_sg_engine_mismatch_refused),
+#endif
 		T(test_depth_twice_threads_by_default),
 		T(test_depth_set_by_qd),
 		T(test_async_default_depth),

@@ -17,6 +17,7 @@
 
 #include "exitcodes.h"
 #include "pdd.h"
+#include "scsi.h"
 
 /* pdd_fmt_human() into a buffer: "value iec -> text" so a failure names
  * the input. */
@@ -320,6 +321,47 @@ static void test_exit_status_mapping(void **state)
 	assert_int_equal(exit_for(-EBADF), 15);
 }
 
+/* coe=1 read past unreadable blocks and zero-filled them: the copy is
+ * whole but not faithful, and the status says so */
+static void test_exit_status_bad_blocks(void **state)
+{
+	struct pdd_result r = { .bad_blocks = 1, .bad_first = 7, .bad_last = 7,
+				.bad_unit = 512 };
+
+	(void)state;
+	assert_int_equal(pdd_exit_status(&r), 3);
+	assert_int_equal(pdd_exit_status(&r), PDD_EXIT_MEDIUM_HARD);
+	r.bad_blocks = 1000;
+	r.bad_last = 2000;
+	assert_int_equal(pdd_exit_status(&r), 3);
+	/* errors the device recovered are no bad blocks */
+	r = (struct pdd_result){ .recovered = 5 };
+	assert_int_equal(pdd_exit_status(&r), 0);
+}
+
+/* an error that stopped the copy decides, bad blocks before it or not */
+static void test_exit_status_error_beats_bad_blocks(void **state)
+{
+	struct pdd_result r = { .bad_blocks = 4, .bad_first = 0, .bad_last = 3,
+				.bad_unit = 4096 };
+
+	(void)state;
+	r.err = -ENOSPC;
+	assert_int_equal(pdd_exit_status(&r), 15);
+	r.err = -ETIMEDOUT;
+	assert_int_equal(pdd_exit_status(&r), 33);
+	r.err = -ENOMEDIUM;
+	assert_int_equal(pdd_exit_status(&r), 2);
+	r.err = -EIO;
+	assert_int_equal(pdd_exit_status(&r), 3);
+	r.err = PDD_ERR_SCSI(6);
+	assert_int_equal(pdd_exit_status(&r), 6);
+	r.err = PDD_ERR_SCSI(5);
+	assert_int_equal(pdd_exit_status(&r), 5);
+	r.err = PDD_ERR_SCSI(2);
+	assert_int_equal(pdd_exit_status(&r), 2);
+}
+
 static void test_exit_os_mapping(void **state)
 {
 	(void)state;
@@ -355,6 +397,8 @@ int main(void)
 		cmocka_unit_test(test_report_none),
 		cmocka_unit_test(test_report_time),
 		cmocka_unit_test(test_exit_status_mapping),
+		cmocka_unit_test(test_exit_status_bad_blocks),
+		cmocka_unit_test(test_exit_status_error_beats_bad_blocks),
 		cmocka_unit_test(test_exit_os_mapping),
 	};
 
