@@ -258,7 +258,11 @@ static void print_side(FILE *f, const char *label, const struct pdd_dev *d)
 		fprintf(f, ", %" PRIu64 " bytes", d->size);
 	if (is_device(d))
 		fprintf(f, ", logical block %u, physical block %u", d->lbs, d->pbs);
-	fprintf(f, ", %s\n", d->direct ? "direct I/O" : d->stream ? "in order" : "buffered");
+	if (d->kind == PDD_KIND_SG)
+		fprintf(f, ", %u-byte CDBs or larger%s\n", d->cdbsz,
+			d->dio ? ", driver direct I/O" : "");
+	else
+		fprintf(f, ", %s\n", d->direct ? "direct I/O" : d->stream ? "in order" : "buffered");
 }
 
 void pdd_plan_print(FILE *f, const struct pdd_plan *p,
