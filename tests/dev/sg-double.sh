@@ -3,10 +3,14 @@
 # and 4096-byte logical blocks, sg3_utils' own sg_readcap, sg_inq and
 # sg_turs see the device the double describes; sg_dd and sgp_dd (thr=4)
 # copy file->sg, sg->file and sg->sg byte for byte, with skip, seek, count
-# and every CDB size; injected medium errors, unit attentions, aborted
-# commands and a not-ready unit give the exit statuses and recoveries the
-# tools give on real disks; and a probe checks the async v3 interface
-# (the queue of 16, pack ids, EAGAIN, poll, sense fields, iovecs, mmap).
+# and every CDB size; injected medium errors, recovered errors, unit
+# attentions, aborted commands, timeouts and a not-ready unit give the
+# exit statuses and recoveries the tools give on real disks; a latency
+# per command makes sgp_dd's threads pay off against sg_dd's one command
+# at a time; a probe checks the async v3 interface (the queue of 16, pack
+# ids, EAGAIN, poll, sense fields, iovecs, mmap, timeouts, latency); and
+# raw devices bound to a file look like char 162:N to coreutils' stat and
+# dd, read and write the file byte for byte, and are direct.
 # No root needed: nothing here is a real device.
 . "$(dirname "$0")/../lib.sh"
 [ "${PDD_ENGINE:-threads}" = threads ] || skip "the double is engine-independent"
@@ -17,15 +21,19 @@ SGD=$top/tests/sgdouble/libsgdouble.so
 [ -e "$SGD" ] || fail "build the double first: make tests/sgdouble/libsgdouble.so"
 
 NB=5000			# blocks per device
-faults= state=
+faults= state= latency=
 
 # sg TOOL ARGS...: run an sg3_utils tool on the double's devices ($devs),
-# with $faults and $state; output in $T/out, status in $rc
+# with $faults, $state and $latency; output in $T/out, status in $rc
 sg() {
 	rc=0
 	LD_PRELOAD=$SGD SGDOUBLE_DEVS=$devs SGDOUBLE_FAULTS=$faults \
-		SGDOUBLE_STATE=$state SGDOUBLE_LOG=$T/log "$@" >"$T/out" 2>&1 || rc=$?
+		SGDOUBLE_STATE=$state SGDOUBLE_LATENCY_US=$latency \
+		SGDOUBLE_LOG=$T/log "$@" >"$T/out" 2>&1 || rc=$?
 }
+
+# now_us: the wall clock in microseconds
+now_us() { echo "${EPOCHREALTIME//[.,]/}"; }
 
 expect() {
 	[ "$rc" = "$1" ] || {
@@ -182,6 +190,27 @@ for lbs in 512 4096; do
 	expect 3
 	has "1 unrecovered error(s)"
 
+	# --- recovered errors: the data comes all the same, with CHECK
+	# CONDITION and RECOVERED ERROR, which sg_dd counts and reports, once
+	# per command touching the range, and then goes on: status 0
+	faults="recovered@$A:1000-1003"
+	nrec=$((1003 / bpt - 1000 / bpt + 1))
+	: >"$T/log"
+	sg sg_dd if="$A" of="$T/rec$lbs.img" bs="$lbs" bpt="$bpt" count="$NB"
+	expect 0
+	has "lba of last recovered error in this READ=0x3e8"
+	has "$nrec recovered errors"
+	has "$NB+0 records out"
+	same "$a" "$T/rec$lbs.img" 0 "$NB"
+	logged "CHECK CONDITION key 0x1 asc 0x17/0x01 info 1000"
+	"$STAMP" fill "$b" 0 "$bytes" 2
+	faults="recovered@$B:1000-1003"
+	sg sg_dd if="$a" of="$B" bs="$lbs" bpt="$bpt" count="$NB"
+	expect 0
+	has "lba of last recovered error in this WRITE=0x3e8"
+	has "$nrec recovered errors"
+	same "$a" "$b" 0 "$NB"
+
 	# --- unit attention: reported once, then gone, across processes
 	faults="ua@$A:1" state=$T/ua$lbs.state
 	sg sg_turs "$A"
@@ -210,6 +239,29 @@ for lbs in 512 4096; do
 	expect 0
 	has "Aborted command, continuing (r)"
 	same "$a" "$T/u.img" 0 "$NB"
+
+	# --- a timeout: host_status DID_TIME_OUT, no sense; sg3_utils files it
+	# as SG_LIB_CAT_TIMEOUT, sg_dd's and sgp_dd's exit status 33.  count=
+	# keeps READ CAPACITY out of it: the READ is what times out.
+	faults="timeout@$A:1"
+	: >"$T/log"
+	sg sg_dd if="$A" of="$T/t.img" bs="$lbs" bpt="$bpt" count=100
+	expect 33
+	has "sg_read failed"
+	logged "host_status 0x3 (timed out)"
+	sg sgp_dd if="$A" of="$T/t.img" bs="$lbs" bpt="$bpt" thr=4 count=100
+	expect 33
+	has "Host_status=0x03 [DID_TIME_OUT]"
+	# sg_turs reports it too; its status is 0 in sg3_utils 1.46 (a
+	# transport error became sg_convert_errno(0)), 35 in later ones
+	faults="timeout@$A:1" state=$T/to$lbs.state
+	sg sg_turs "$A"
+	has "Host_status=0x03 [DID_TIME_OUT]"
+	# counted: the next command is served
+	sg sg_dd if="$A" of="$T/t.img" bs="$lbs" bpt="$bpt" count=100
+	expect 0
+	same "$a" "$T/t.img" 0 100
+	state=
 
 	# --- not ready: TEST UNIT READY and READ CAPACITY fail, INQUIRY works
 	faults="notready@$A:always"
@@ -255,15 +307,104 @@ else
 	echo "no 2 TiB sparse file here: the checks past 2^32 blocks are left out"
 fi
 
+# --- latency: every READ and WRITE takes SGDOUBLE_LATENCY_US, without
+# holding up the caller of write().  sg_dd has one SG_IO in flight, so 20
+# READs take 20 latencies; sgp_dd's four threads overlap theirs.
+lbs=512
+devs="$T/nodes/lat=$T/a512.img" faults= state= latency=20000
+: >"$T/log"
+t0=$(now_us)
+sg sg_dd if="$T/nodes/lat" of="$T/lat1.img" bs=512 bpt=128 count=2560
+t_sg=$(($(now_us) - t0))
+expect 0
+same "$T/a512.img" "$T/lat1.img" 0 2560
+logged "READ and WRITE take 20000 us"
+t0=$(now_us)
+sg sgp_dd if="$T/nodes/lat" of="$T/lat2.img" bs=512 bpt=128 count=2560 thr=4
+t_sgp=$(($(now_us) - t0))
+expect 0
+same "$T/a512.img" "$T/lat2.img" 0 2560
+echo "20 READs of 20 ms: sg_dd ${t_sg} us, sgp_dd thr=4 ${t_sgp} us"
+((t_sg >= 400000)) || fail "sg_dd's 20 READs took ${t_sg} us, less than 20 latencies"
+((t_sgp * 10 <= t_sg * 7)) || fail "sgp_dd (${t_sgp} us) is not faster than sg_dd (${t_sg} us)"
+latency=
+
 # --- the asynchronous interface, beyond what the tools reach
 cc=${CC:-cc}
 "$cc" -std=gnu11 -Wall -Wextra -Werror -O2 -o "$T/sgprobe" "$top/tests/sgdouble/sgprobe.c" \
 	-lpthread || fail "cannot build tests/sgdouble/sgprobe.c"
-for lbs in 512 4096; do
-	devs="$T/nodes/probe=$T/a$lbs.img:$lbs" faults="medium:100" state=
-	sg "$T/sgprobe" "$T/nodes/probe" "$T/a$lbs.img" "$lbs" 100
+probe() {
+	sg "$T/sgprobe" "$@"
 	grep FAILED "$T/out"
 	expect 0
 	has "0 failed"
+}
+for lbs in 512 4096; do
+	devs="$T/nodes/probe=$T/a$lbs.img:$lbs" faults="medium:100" state=
+	probe "$T/nodes/probe" "$T/a$lbs.img" "$lbs" 100
 done
+# each probe check that needs the double set up for it
+lbs=512 devs="$T/nodes/probe=$T/a512.img"
+faults="recovered:100"
+probe "$T/nodes/probe" "$T/a512.img" 512 100 recovered
+faults="timeout:2"
+probe "$T/nodes/probe" "$T/a512.img" 512 100 timeout
+# 16 commands written at once come back in about one latency, not 16
+faults= latency=100000
+probe "$T/nodes/probe" "$T/a512.img" 512 100 latency:100000
+has "16 written at once on one fd"
+latency=
+
+# --- raw devices: char 162:N, each bound to a regular file here, opened
+# with O_DIRECT forced.  The file system under $T must take 512-byte
+# direct I/O and refuse a misaligned one, as a disk with 512-byte blocks
+# would (tmpfs takes any: its O_DIRECT is buffered).
+raw=$T/raw.img
+R1=$T/nodes/raw1 R2=$T/nodes/raw2
+# rawdo CMD ARGS...: as sg, with the raw devices instead
+rawdo() {
+	rc=0
+	LD_PRELOAD=$SGD SGDOUBLE_RAW="$R1=$raw,$R2=$T/a512.img" SGDOUBLE_LOG=$T/log \
+		"$@" >"$T/out" 2>&1 || rc=$?
+}
+if dd if=/dev/zero of="$T/dio.img" bs=512 count=1 oflag=direct status=none 2>/dev/null &&
+	! dd if="$T/dio.img" of=/dev/null bs=100 count=1 iflag=direct status=none 2>/dev/null; then
+	"$STAMP" fill "$raw" 0 $((256 * 1024)) 7
+	cp "$raw" "$T/raw.orig"
+	: >"$T/log"
+	rawdo stat -c '%n: %F %t:%T size %s mode %a' "$R1" "$R2"
+	expect 0
+	has "$R1: character special file a2:1 size 0 mode 660"
+	has "$R2: character special file a2:2 size 0 mode 660"
+	# dd's buffers are page aligned, so whole blocks pass, with
+	# iflag=direct or without: it is direct all the same
+	rawdo dd if="$R1" of="$T/rawout.img" bs=4096 count=2 iflag=direct status=none
+	expect 0
+	[ "$(stat -c %s "$T/rawout.img")" = 8192 ] || fail "dd read the wrong size from the raw device"
+	cmp -s -n 8192 -- "$T/rawout.img" "$raw" || fail "dd read other bytes than the file's"
+	rawdo dd if="$R1" of="$T/rawout.img" bs=4096 skip=3 count=2 status=none
+	expect 0
+	cmp -s -n 8192 -i 12288:0 -- "$raw" "$T/rawout.img" || fail "dd skip=3 read other bytes"
+	logged "open raw $R1"
+	# ... and a read of 100 bytes does not
+	rawdo dd if="$R1" of="$T/rawout.img" bs=100 count=1 status=none
+	expect 1
+	has "Invalid argument"
+	# a 512-aligned write, without conv=notrunc: neither dd's O_TRUNC nor
+	# its ftruncate to seek= may cut the disk
+	"$STAMP" fill "$T/w.img" 0 1536 8
+	rawdo dd if="$T/w.img" of="$R1" bs=512 seek=5 status=none
+	expect 0
+	[ "$(stat -c %s "$raw")" = $((256 * 1024)) ] || fail "writing to the raw device cut the file"
+	cmp -s -n 2560 -- "$raw" "$T/raw.orig" || fail "the raw write touched blocks 0-4"
+	cmp -s -n 1536 -i 2560:0 -- "$raw" "$T/w.img" || fail "the raw write is not in blocks 5-7"
+	cmp -s -i 4096:4096 -- "$raw" "$T/raw.orig" || fail "the raw write touched blocks past 7"
+	# fstat, dup, fcntl, the block ioctls, lseek and what raw refuses
+	rawdo "$T/sgprobe" "$R1" "$raw" 512 0 raw:1
+	grep FAILED "$T/out"
+	expect 0
+	has "0 failed"
+else
+	echo "no 512-byte direct I/O, or no misaligned one refused, under $T: the raw device checks are left out"
+fi
 echo "the sg double is faithful to sg3_utils and the v3 interface"

@@ -6,7 +6,9 @@
  * whose blocks are the backing file's, and answers the sg v3 interface
  * (the SG_IO ioctl, and write()/read() of struct sg_io_hdr) the way the
  * mainline driver (version 3.5.36) does, so that sg3_utils' sg_dd,
- * sgp_dd, sg_readcap, sg_inq and sg_turs, and pdd, run against it.
+ * sgp_dd, sg_readcap, sg_inq and sg_turs, and pdd, run against it.  It
+ * also makes raw devices (/dev/raw/rawN, removed from Linux in 5.14) of
+ * block devices or regular files.
  *
  *   LD_PRELOAD=tests/sgdouble/libsgdouble.so SGDOUBLE_DEVS=/x/sg0=/tmp/d.img \
  *           sg_readcap /x/sg0
@@ -15,11 +17,13 @@
  *   - The sg v2 interface (struct sg_header writes): ENOSYS; the v4
  *     interface (SG_IOSUBMIT..., sg driver 4.x); SCSI_IOCTL_SEND_COMMAND;
  *     BLKTRACE*: EINVAL.
- *   - Command timeouts: no command ever times out; duration is real time.
+ *   - Command timeouts happen only when injected (timeout:N): a command
+ *     slower than its timeout field still completes.  duration is real
+ *     time, or the latency when SGDOUBLE_LATENCY_US asks for more.
  *   - Direct I/O: SG_FLAG_DIRECT_IO is accepted and done indirectly
  *     (info says so), as with the driver's default allow_dio=0.
  *   - Read-only opens may send any command, as root may on a real node.
- *   - Signals do not interrupt a blocked read() (no EINTR).
+ *   - Signals do not interrupt a blocked read() or SG_IO (no EINTR).
  *   - Bad user pointers crash the caller instead of giving EFAULT.
  *   - Exclusive opens, fault counts and queues live in one process (the
  *     counts across processes with SGDOUBLE_STATE); fds inherited over
@@ -30,6 +34,15 @@
  *     such node.
  *   - No other SCSI command (READ LONG, WRITE SAME, UNMAP, MODE SELECT,
  *     PERSISTENT RESERVE..., protection information, ATA pass-through).
+ *   - Raw devices: the driver's own exclusive claim of the disk (EBUSY
+ *     while it is mounted) is not made, and the caller's O_EXCL is
+ *     dropped, as a char device ignores it; permissions are BLOCKDEV's.
+ *     F_SETFL cannot clear O_DIRECT, though the kernel's setfl() let it
+ *     (SETFL_MASK holds O_DIRECT, raw had no check_flags) and I/O then
+ *     went through the disk's page cache: the double stays strict, so a
+ *     program counting on that is caught.  A write past the end of a
+ *     regular file BLOCKDEV grows it (a disk says ENOSPC).  As for sg,
+ *     fds the double did not see opened (exec, fopen...) are BLOCKDEV's.
  *
  * Environment:
  *   SGDOUBLE_DEVS=PATH=BACKING[:LBS][,PATH=BACKING[:LBS]]...
@@ -38,8 +51,14 @@
  *       opened read-write whatever the caller asks.  LBS is the logical
  *       block size, 512 by default (any power of two from 512 to 65536).
  *       The capacity is the backing file's size / LBS, measured at open.
+ *   SGDOUBLE_RAW=PATH=BLOCKDEV[,PATH=BLOCKDEV]...
+ *       Each PATH (it need not exist, and may not be an SGDOUBLE_DEVS
+ *       path) becomes a raw device, char 162:N for the N-th entry counted
+ *       from 1, as /dev/raw/rawN was (0 was rawctl), bound to BLOCKDEV: a
+ *       block device or, for tests without root, a regular file on a file
+ *       system that takes O_DIRECT.  BLOCKDEV may not hold ','.
  *   SGDOUBLE_FAULTS=FAULT[,FAULT]...  where FAULT is KIND[@PATH][:ARGS];
- *       without @PATH it applies to every device:
+ *       without @PATH it applies to every sg device (raw devices take none):
  *         medium:A-B     a READ or VERIFY touching any LBA in A..B (or the
  *                        one LBA A) fails: CHECK CONDITION, MEDIUM ERROR,
  *                        11/00 unrecovered read error, the INFO field (VALID
@@ -47,22 +66,43 @@
  *                        nothing is transferred, resid is dxfer_len.
  *         wmedium:A-B    the same for WRITE, 0c/00 write error; nothing of
  *                        the request is written.
+ *         recovered:A-B  a READ or WRITE touching A..B is done in full (the
+ *                        data moved, resid as without the fault) but ends
+ *                        with CHECK CONDITION, RECOVERED ERROR, 17/01
+ *                        recovered data with retries, the INFO field (VALID
+ *                        set) holding the first LBA of the request in A..B.
+ *                        A medium or wmedium fault on the request wins.
  *         ua:N           the next N commands fail with UNIT ATTENTION,
  *                        29/00 power on or reset occurred
  *         notready:N     ... NOT READY, 04/00 not ready, cause not reportable
  *         aborted:N      ... ABORTED COMMAND, 00/00
  *         illegal:N      ... ILLEGAL REQUEST, 24/00 invalid field in CDB
+ *         timeout:N      ... time out: not executed, nothing transferred
+ *                        (resid dxfer_len), status 0, host_status
+ *                        DID_TIME_OUT (0x03), driver_status 0, no sense;
+ *                        duration is the header's timeout (30000 ms, the
+ *                        block layer's default, when it is 0), reported at
+ *                        once: the double does not wait it out.
  *       N is a count or "always" (default 1).  Counted faults skip
  *       INQUIRY, REPORT LUNS and REQUEST SENSE, as SPC exempts them from
  *       unit attentions (REQUEST SENSE reports a pending ua, and clears it,
  *       or the not-ready state, with GOOD status); among them ua comes
- *       first, then notready, aborted, illegal.  PATH may not hold ':' or
- *       ',', and BACKING may not hold ','.
+ *       first, then notready, aborted, illegal, timeout.  PATH may not
+ *       hold ':' or ',', and BACKING may not hold ','.
  *   SGDOUBLE_STATE=FILE
  *       Keep the counts of counted faults in FILE, shared by every process
  *       that names it, the way a unit attention is reported once by the
  *       device and not once per program.  Created and filled on first use;
  *       remove it to start over.  Without it each process counts alone.
+ *   SGDOUBLE_LATENCY_US=N
+ *       Every READ and WRITE (of any CDB size) that reaches the medium,
+ *       i.e. that no counted fault ends, takes at least N microseconds
+ *       from its write() or SG_IO, as a disk's service time: SG_IO
+ *       returns no sooner, and a command written with write() is not
+ *       readable, POLLIN or counted by SG_GET_NUM_WAITING before then;
+ *       but write() returns at once, so commands in flight on one fd or
+ *       several overlap their latencies and queue depth pays off as on a
+ *       disk.  duration includes it.  0, the default: no latency.
  *   SGDOUBLE_LOG=FILE
  *       Append a line for each SCSI command (pid, device, command, CDB,
  *       LBA, blocks, dxfer_len, pack_id, result with sense key, ASC and
@@ -105,7 +145,8 @@
  *   iovecs; poll and ppoll report POLLIN when a result is waiting and
  *   POLLOUT while fewer than 16 are queued, as sg_poll() does; mmap maps
  *   the reserved buffer for SG_FLAG_MMAP_IO; pread, pwrite and lseek fail
- *   ESPIPE, fsync, fdatasync and ftruncate EINVAL, as on the real node.
+ *   ESPIPE, fsync, fdatasync and ftruncate EINVAL, fallocate ENODEV, as
+ *   on the real node.
  *   Data moves through dxferp (or iovec_count sg_iovec entries, or the
  *   mmapped reserved buffer); SG_FLAG_NO_DXFER skips the copy (a write
  *   then writes zeros).
@@ -125,6 +166,23 @@
  *   more than 32 bits.  An I/O error on the backing file is MEDIUM ERROR
  *   (11/00 read, 0c/00 write) without INFO; other errors HARDWARE ERROR
  *   44/00.
+ *   Raw devices: open of PATH opens BLOCKDEV for real with the caller's
+ *   flags and O_DIRECT, as raw_open() set it (O_CREAT and O_TRUNC do
+ *   nothing to the node, O_CREAT|O_EXCL fails EEXIST, O_DIRECTORY
+ *   ENOTDIR), so the fd is BLOCKDEV's own: read, write, pread, pwrite,
+ *   readv, io_uring, fsync and ioctls reach it natively, and misaligned
+ *   I/O fails EINVAL as on raw.  stat and its kin, as for sg, of PATH or
+ *   of such a fd say S_IFCHR 0660, 162:N, size 0 (no STATX_DIOALIGN);
+ *   dup and close are followed as for sg; F_SETFL keeps O_DIRECT;
+ *   lseek's SEEK_END counts from 0 and SEEK_DATA and SEEK_HOLE fail
+ *   ENXIO (default_llseek() on the node, whose size is 0); mmap and
+ *   fallocate fail ENODEV and ftruncate EINVAL, as raw_fops had none of
+ *   them.  On a regular file BLOCKDEV the block ioctls a program sizes a
+ *   disk with are answered as the disk would: BLKSSZGET, BLKPBSZGET,
+ *   BLKBSZGET and BLKIOMIN with the file's direct I/O alignment
+ *   (STATX_DIOALIGN, else 512), BLKGETSIZE64 and BLKGETSIZE with its
+ *   size, BLKIOOPT, BLKALIGNOFF and BLKROGET 0, BLKSECTGET 2560 sectors;
+ *   others fail as on the file (ENOTTY).
  */
 #undef _FORTIFY_SOURCE		/* the fortify wrappers of open() would clash */
 #define _GNU_SOURCE
@@ -152,6 +210,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/timerfd.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -161,6 +220,7 @@
 #endif
 
 #define SGD_MAJOR		21	/* SCSI_GENERIC_MAJOR */
+#define SGD_RAW_MAJOR		162	/* RAW_MAJOR */
 #define SGD_VERSION_NUM		30536	/* mainline sg driver 3.5.36 */
 #define SGD_MAX_QUEUE		16	/* SG_MAX_QUEUE: requests per fd */
 #define SGD_HDR_V2		36	/* sizeof(struct sg_header), SZ_SG_HEADER */
@@ -175,6 +235,8 @@
 #define SGD_USER_HZ		100	/* timeouts are in USER_HZ ticks */
 #define SGD_HZ			250	/* Debian's kernel HZ, for the clamp */
 #define SGD_DEF_TIMEOUT		(60 * SGD_USER_HZ)
+#define SGD_RQ_TIMEOUT_MS	30000	/* the block layer's when a header says 0 */
+#define SGD_MAX_LATENCY_US	60000000	/* a minute: beyond any disk, a typo */
 
 #ifndef SG_FLAG_MMAP_IO		/* glibc's scsi/sg.h lacks the newer flags */
 #define SG_FLAG_MMAP_IO		4
@@ -187,10 +249,12 @@
 #define STAT_CHECK		0x02	/* SAM CHECK CONDITION */
 #define MASKED_CHECK		0x01	/* the same, shifted right by one */
 #define DRIVER_SENSE		0x08
+#define DID_TIME_OUT		0x03
 #define DID_ERROR		0x07
 
 /* sense keys and additional sense codes (ASC << 8 | ASCQ) */
 #define KEY_NO_SENSE		0x0
+#define KEY_RECOVERED		0x1
 #define KEY_NOT_READY		0x2
 #define KEY_MEDIUM		0x3
 #define KEY_HARDWARE		0x4
@@ -201,6 +265,7 @@
 #define ASC_NONE		0x0000
 #define ASC_NOT_READY		0x0400
 #define ASC_WRITE_ERROR		0x0c00
+#define ASC_RECOVERED_RETRIES	0x1701
 #define ASC_READ_ERROR		0x1100
 #define ASC_MISCOMPARE		0x1d00
 #define ASC_INVALID_OP		0x2000
@@ -227,12 +292,23 @@ struct sgd_dev {			/* one configured device */
 	bool excl;			/* one of them is an O_EXCL open */
 };
 
-enum fault_kind { F_MEDIUM, F_WMEDIUM, F_UA, F_NOTREADY, F_ABORTED, F_ILLEGAL };
+struct sgd_raw {			/* one SGDOUBLE_RAW entry */
+	char *path;			/* normalised absolute path of the node */
+	const char *base;		/* its last component */
+	char *blockdev;			/* the block device or file it is bound to */
+	unsigned int minor;		/* N of char 162:N: its place, from 1 */
+	uint64_t id;			/* hash of path: the node's inode */
+};
+
+enum fault_kind {
+	F_MEDIUM, F_WMEDIUM, F_RECOVERED,	/* by LBA */
+	F_UA, F_NOTREADY, F_ABORTED, F_ILLEGAL, F_TIMEOUT	/* counted */
+};
 
 struct sgd_fault {			/* one SGDOUBLE_FAULTS entry */
 	enum fault_kind kind;
 	int dev;			/* index into devs, -1 for every device */
-	uint64_t lo, hi;		/* medium kinds: the bad LBAs */
+	uint64_t lo, hi;		/* LBA kinds: the LBAs it covers */
 	int32_t *left;			/* counted kinds: commands left, -1 always */
 };
 
@@ -240,6 +316,9 @@ static struct sgd_dev *devs;
 static int ndevs;
 static struct sgd_fault *faults;
 static int nfaults;
+static struct sgd_raw *raws;
+static int nraws;
+static int64_t latency_ns;		/* SGDOUBLE_LATENCY_US */
 static int log_fd = -1;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
@@ -253,6 +332,7 @@ struct sgd_req {			/* one of a fd's 16 request slots */
 	bool uses_reserve;		/* holds the reserved buffer until read */
 	uint64_t seq;			/* write order: read() takes the oldest */
 	struct timespec start;		/* when it was written, for duration */
+	int64_t ready_ns;		/* when its result may be seen; 0 while it runs */
 	struct sg_io_hdr hdr;		/* as written; results are filled in */
 	uint8_t cdb[SGD_MAX_CDB];
 	uint8_t sense[SGD_SENSE_MAX];
@@ -265,7 +345,7 @@ struct sgd_file {			/* one open of a device; dup()s share it */
 	bool excl;			/* opened O_EXCL */
 	uint64_t capacity;		/* in logical blocks, measured at open */
 	pthread_mutex_t lock;		/* guards everything below */
-	pthread_cond_t done_cv;		/* a request finished */
+	pthread_cond_t done_cv;		/* a request finished or went in flight */
 	struct sgd_req req[SGD_MAX_QUEUE];
 	uint64_t next_seq;		/* seq of the next request written */
 	int waiting;			/* done, not SG_IO's, not yet claimed */
@@ -279,12 +359,15 @@ struct sgd_file {			/* one open of a device; dup()s share it */
 	int next_cmd_len;		/* stored only: for the v2 interface */
 	int debug;			/* SG_SET_DEBUG's value: stored only */
 	int efd;			/* eventfd readable while waiting > 0 */
+	int tfd;			/* timerfd due when the next result ripens */
+	int64_t armed;			/* what tfd is set to, 0: disarmed */
 	int memfd;			/* the reserved buffer, once mapped */
 	uint8_t *resv;			/* our mapping of it */
 	size_t resv_len;
 };
 
 static struct sgd_file *fdtab[SGD_MAX_FD];
+static struct sgd_raw *rawtab[SGD_MAX_FD];	/* the raw opens: their node */
 static pthread_mutex_t fdtab_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* --- the functions interposed, as the next library has them ------------- */
@@ -338,6 +421,8 @@ static int (*real_fsync)(int);
 static int (*real_fdatasync)(int);
 static int (*real_ftruncate)(int, off_t);
 static int (*real_ftruncate64)(int, off64_t);
+static int (*real_fallocate)(int, int, off_t, off_t);
+static int (*real_fallocate64)(int, int, off64_t, off64_t);
 static int (*real_poll)(struct pollfd *, nfds_t, int);
 static int (*real_ppoll)(struct pollfd *, nfds_t, const struct timespec *,
 			 const sigset_t *);
@@ -403,6 +488,8 @@ static void resolve(void)
 	RESOLVE(real_fdatasync, "fdatasync");
 	RESOLVE(real_ftruncate, "ftruncate");
 	RESOLVE(real_ftruncate64, "ftruncate64");
+	RESOLVE(real_fallocate, "fallocate");
+	RESOLVE(real_fallocate64, "fallocate64");
 	RESOLVE(real_poll, "poll");
 	RESOLVE(real_ppoll, "ppoll");
 	RESOLVE(real_mmap, "mmap");
@@ -496,6 +583,24 @@ static long ms_since(const struct timespec *t0)
 	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
 }
 
+static int64_t ts_ns(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
+}
+
+static struct timespec ns_ts(int64_t ns)
+{
+	return (struct timespec){ .tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000 };
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return ts_ns(&t);
+}
+
 /* --- paths --------------------------------------------------------------- */
 
 /* PATH made absolute (against dirfd or the working directory) with ".",
@@ -555,32 +660,39 @@ static char *normalise(int dirfd, const char *path)
 
 static void init(void);
 
-static struct sgd_dev *dev_by_path(int dirfd, const char *path)
+/* The configured node a path names: an sg device (*d) or a raw device
+ * (*rw), the other NULL; false when it is neither. */
+static bool lookup(int dirfd, const char *path, struct sgd_dev **d, struct sgd_raw **rw)
 {
 	const char *base;
-	struct sgd_dev *hit = NULL;
+	bool maybe;
 	char *norm;
-	int i;
 
+	*d = NULL;
+	*rw = NULL;
 	pthread_once(&init_once, init);
-	if (!ndevs || !path || !path[0])
-		return NULL;
+	if ((!ndevs && !nraws) || !path || !path[0])
+		return false;
 	base = strrchr(path, '/');
 	base = base ? base + 1 : path;
-	for (i = 0; i < ndevs; i++)
-		if (!strcmp(devs[i].base, base) || !*base || !strcmp(base, "..") ||
-		    !strcmp(base, "."))
-			break;
-	if (i == ndevs)
-		return NULL;
+	maybe = !*base || !strcmp(base, "..") || !strcmp(base, ".");
+	for (int i = 0; i < ndevs && !maybe; i++)
+		maybe = !strcmp(devs[i].base, base);
+	for (int i = 0; i < nraws && !maybe; i++)
+		maybe = !strcmp(raws[i].base, base);
+	if (!maybe)
+		return false;
 	norm = normalise(dirfd, path);
 	if (!norm)
-		return NULL;
-	for (i = 0; i < ndevs && !hit; i++)
+		return false;
+	for (int i = 0; i < ndevs && !*d; i++)
 		if (!strcmp(devs[i].path, norm))
-			hit = &devs[i];
+			*d = &devs[i];
+	for (int i = 0; i < nraws && !*d && !*rw; i++)
+		if (!strcmp(raws[i].path, norm))
+			*rw = &raws[i];
 	free(norm);
-	return hit;
+	return *d || *rw;
 }
 
 /* --- configuration ------------------------------------------------------- */
@@ -659,15 +771,58 @@ static void parse_devs(const char *spec)
 	free(copy);
 }
 
+static void parse_raws(const char *spec)
+{
+	char *copy = strdup(spec), *ent, *save;
+
+	if (!copy)
+		die("out of memory");
+	for (ent = strtok_r(copy, ",", &save); ent; ent = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(ent, '='), *norm;
+		struct sgd_raw *rw;
+
+		if (!eq || eq == ent || !eq[1])
+			die("SGDOUBLE_RAW entry '%s' is not PATH=BLOCKDEV", ent);
+		*eq = '\0';
+		norm = normalise(AT_FDCWD, ent);
+		if (!norm)
+			die("cannot make '%s' absolute", ent);
+		for (int i = 0; i < ndevs; i++)
+			if (!strcmp(devs[i].path, norm))
+				die("'%s' is both an sg device and a raw device", ent);
+		for (int i = 0; i < nraws; i++)
+			if (!strcmp(raws[i].path, norm))
+				die("raw device '%s' is configured twice", ent);
+		raws = realloc(raws, (nraws + 1) * sizeof(*raws));
+		if (!raws)
+			die("out of memory");
+		rw = &raws[nraws];
+		rw->path = norm;
+		rw->base = strrchr(norm, '/') + 1;
+		rw->blockdev = strdup(eq + 1);
+		if (!rw->blockdev)
+			die("out of memory");
+		rw->minor = ++nraws;	/* raw0 was the control node, rawctl */
+		rw->id = hash64(norm);
+	}
+	free(copy);
+}
+
 static const struct {
 	const char *name;
 	enum fault_kind kind;
 } fault_names[] = {
-	{ "medium", F_MEDIUM }, { "wmedium", F_WMEDIUM }, { "ua", F_UA },
-	{ "notready", F_NOTREADY }, { "aborted", F_ABORTED }, { "illegal", F_ILLEGAL },
+	{ "medium", F_MEDIUM }, { "wmedium", F_WMEDIUM }, { "recovered", F_RECOVERED },
+	{ "ua", F_UA }, { "notready", F_NOTREADY }, { "aborted", F_ABORTED },
+	{ "illegal", F_ILLEGAL }, { "timeout", F_TIMEOUT },
 };
 
 static int32_t *counts;			/* the counted faults' counts */
+
+static bool by_lba(enum fault_kind kind)
+{
+	return kind == F_MEDIUM || kind == F_WMEDIUM || kind == F_RECOVERED;
+}
 
 static void parse_fault(char *ent, int32_t *init_count)
 {
@@ -691,7 +846,7 @@ static void parse_fault(char *ent, int32_t *init_count)
 		if (!strcmp(ent, fault_names[k].name))
 			break;
 	if (k == sizeof(fault_names) / sizeof(fault_names[0]))
-		die("unknown fault kind '%s' (medium, wmedium, ua, notready, aborted, illegal)", ent);
+		die("unknown fault kind '%s' (medium, wmedium, recovered, ua, notready, aborted, illegal, timeout)", ent);
 	f->kind = fault_names[k].kind;
 	f->dev = -1;
 	if (at) {
@@ -702,7 +857,7 @@ static void parse_fault(char *ent, int32_t *init_count)
 		f->dev = d->minor;
 	}
 	*init_count = 0;
-	if (f->kind == F_MEDIUM || f->kind == F_WMEDIUM) {
+	if (by_lba(f->kind)) {
 		char *dash;
 
 		if (!args || !*args)
@@ -790,7 +945,7 @@ static void parse_faults(const char *spec)
 	}
 	map_counts(init_counts);
 	for (int i = 0; i < nfaults; i++)
-		if (faults[i].kind != F_MEDIUM && faults[i].kind != F_WMEDIUM)
+		if (!by_lba(faults[i].kind))
 			faults[i].left = &counts[i];
 	free(init_counts);
 	free(copy);
@@ -814,12 +969,28 @@ static void init(void)
 	s = getenv("SGDOUBLE_DEVS");
 	if (s && *s)
 		parse_devs(s);
+	s = getenv("SGDOUBLE_RAW");
+	if (s && *s)
+		parse_raws(s);
 	s = getenv("SGDOUBLE_FAULTS");
 	if (s && *s)
 		parse_faults(s);
+	s = getenv("SGDOUBLE_LATENCY_US");
+	if (s && *s) {
+		uint64_t us = parse_u64(s, "SGDOUBLE_LATENCY_US");
+
+		if (us > SGD_MAX_LATENCY_US)
+			die("SGDOUBLE_LATENCY_US=%s is more than a minute", s);
+		latency_ns = (int64_t)us * 1000;
+	}
 	for (int i = 0; i < ndevs; i++)
 		sgd_log("device %s = %s, %u-byte blocks, char %d:%u", devs[i].path,
 		     devs[i].backing, devs[i].lbs, SGD_MAJOR, devs[i].minor);
+	for (int i = 0; i < nraws; i++)
+		sgd_log("raw device %s = %s, char %d:%u", raws[i].path, raws[i].blockdev,
+			SGD_RAW_MAJOR, raws[i].minor);
+	if (latency_ns)
+		sgd_log("READ and WRITE take %" PRId64 " us", latency_ns / 1000);
 }
 
 static __attribute__((constructor)) void sgd_constructor(void)
@@ -856,6 +1027,8 @@ static void free_file(struct sgd_file *f)
 
 	if (f->efd >= 0)
 		real_close(f->efd);
+	if (f->tfd >= 0)
+		real_close(f->tfd);
 	if (f->resv)
 		munmap(f->resv, f->resv_len);
 	if (f->memfd >= 0)
@@ -895,6 +1068,21 @@ static void set_fd(int fd, struct sgd_file *f)
 	pthread_mutex_unlock(&fdtab_lock);
 	if (old)
 		put_file(old);
+}
+
+/* The raw device fd is an open of, or NULL.  The entries point into the
+ * configuration, which lives as long as the process: no references. */
+static struct sgd_raw *raw_of(int fd)
+{
+	if (fd < 0 || fd >= SGD_MAX_FD)
+		return NULL;
+	return __atomic_load_n(&rawtab[fd], __ATOMIC_ACQUIRE);
+}
+
+static void raw_set(int fd, struct sgd_raw *rw)
+{
+	if (fd >= 0 && fd < SGD_MAX_FD)
+		__atomic_store_n(&rawtab[fd], rw, __ATOMIC_RELEASE);
 }
 
 /* --- open ---------------------------------------------------------------- */
@@ -937,6 +1125,7 @@ static void release_dev(struct sgd_dev *d, int flags)
 static int open_dev(struct sgd_dev *d, int flags)
 {
 	struct sgd_file *f;
+	pthread_condattr_t ca;
 	struct stat st;
 	int fd, err;
 
@@ -974,24 +1163,71 @@ static int open_dev(struct sgd_dev *d, int flags)
 	f->excl = flags & O_EXCL;
 	f->capacity = (uint64_t)st.st_size / d->lbs;
 	pthread_mutex_init(&f->lock, NULL);
-	pthread_cond_init(&f->done_cv, NULL);
+	/* read() waits for a ready time on the clock the requests use */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&f->done_cv, &ca);
+	pthread_condattr_destroy(&ca);
 	f->timeout_user = SGD_DEF_TIMEOUT;
 	f->reserve = SGD_DEF_RESERVE;
 	f->efd = -1;
+	f->tfd = -1;
 	f->memfd = -1;
+	raw_set(fd, NULL);	/* a raw fd of that number closed behind our back */
 	set_fd(fd, f);
 	sgd_log("open %s as fd %d (flags 0x%x), %" PRIu64 " blocks", d->path, fd, flags,
 	     f->capacity);
 	return fd;
 }
 
-/* A new fd of some other file: if the table still lists that number, the
- * sg fd it was got closed behind our back (fclose, a raw syscall). */
+/* A new fd of some other file: if the tables still list that number, the
+ * sg or raw fd it was got closed behind our back (fclose, a raw syscall). */
 static int not_sg(int fd)
 {
 	if (maybe_sg(fd))
 		set_fd(fd, NULL);
+	if (raw_of(fd))
+		raw_set(fd, NULL);
 	return fd;
+}
+
+/* raw_open(): the bound disk itself, with O_DIRECT whatever the caller
+ * asked.  The node exists, so O_CREAT and O_TRUNC do nothing to it (and
+ * must not cut a regular file BLOCKDEV); a char device ignores O_EXCL. */
+static int open_raw(struct sgd_raw *rw, int flags)
+{
+	int fd;
+
+	if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL)) {
+		errno = EEXIST;
+		return -1;
+	}
+	if (flags & O_DIRECTORY) {
+		errno = ENOTDIR;
+		return -1;
+	}
+	fd = real_open(rw->blockdev, (flags & ~(O_CREAT | O_EXCL | O_TRUNC)) | O_DIRECT);
+	if (fd < 0) {
+		int err = errno;
+
+		sgd_log("open raw %s (%s): %s", rw->path, rw->blockdev, strerror(err));
+		errno = err;
+		return -1;
+	}
+	if (fd >= SGD_MAX_FD) {
+		real_close(fd);
+		errno = EMFILE;
+		return -1;
+	}
+	not_sg(fd);
+	raw_set(fd, rw);
+	sgd_log("open raw %s as fd %d (flags 0x%x)", rw->path, fd, flags);
+	return fd;
+}
+
+static int open_node(struct sgd_dev *d, struct sgd_raw *rw, int flags)
+{
+	return d ? open_dev(d, flags) : open_raw(rw, flags);
 }
 
 static bool has_mode(int flags)
@@ -1002,7 +1238,8 @@ static bool has_mode(int flags)
 #define OPEN_WRAPPER(name, real)					\
 int name(const char *path, int flags, ...)				\
 {									\
-	struct sgd_dev *d = dev_by_path(AT_FDCWD, path);		\
+	struct sgd_dev *d;						\
+	struct sgd_raw *rw;						\
 	mode_t mode = 0;						\
 	va_list ap;							\
 									\
@@ -1011,15 +1248,16 @@ int name(const char *path, int flags, ...)				\
 		mode = va_arg(ap, mode_t);				\
 		va_end(ap);						\
 	}								\
-	if (d)								\
-		return open_dev(d, flags);				\
+	if (lookup(AT_FDCWD, path, &d, &rw))				\
+		return open_node(d, rw, flags);				\
 	return not_sg(real(path, flags, mode));				\
 }
 
 #define OPENAT_WRAPPER(name, real)					\
 int name(int dirfd, const char *path, int flags, ...)			\
 {									\
-	struct sgd_dev *d = dev_by_path(dirfd, path);			\
+	struct sgd_dev *d;						\
+	struct sgd_raw *rw;						\
 	mode_t mode = 0;						\
 	va_list ap;							\
 									\
@@ -1028,8 +1266,8 @@ int name(int dirfd, const char *path, int flags, ...)			\
 		mode = va_arg(ap, mode_t);				\
 		va_end(ap);						\
 	}								\
-	if (d)								\
-		return open_dev(d, flags);				\
+	if (lookup(dirfd, path, &d, &rw))				\
+		return open_node(d, rw, flags);				\
 	return not_sg(real(dirfd, path, flags, mode));			\
 }
 
@@ -1045,30 +1283,42 @@ int __openat64_2(int dirfd, const char *path, int flags);
 
 int __open_2(const char *path, int flags)
 {
-	struct sgd_dev *d = dev_by_path(AT_FDCWD, path);
+	struct sgd_dev *d;
+	struct sgd_raw *rw;
 
-	return d ? open_dev(d, flags) : not_sg(real_open_2(path, flags));
+	if (lookup(AT_FDCWD, path, &d, &rw))
+		return open_node(d, rw, flags);
+	return not_sg(real_open_2(path, flags));
 }
 
 int __open64_2(const char *path, int flags)
 {
-	struct sgd_dev *d = dev_by_path(AT_FDCWD, path);
+	struct sgd_dev *d;
+	struct sgd_raw *rw;
 
-	return d ? open_dev(d, flags) : not_sg(real_open64_2(path, flags));
+	if (lookup(AT_FDCWD, path, &d, &rw))
+		return open_node(d, rw, flags);
+	return not_sg(real_open64_2(path, flags));
 }
 
 int __openat_2(int dirfd, const char *path, int flags)
 {
-	struct sgd_dev *d = dev_by_path(dirfd, path);
+	struct sgd_dev *d;
+	struct sgd_raw *rw;
 
-	return d ? open_dev(d, flags) : not_sg(real_openat_2(dirfd, path, flags));
+	if (lookup(dirfd, path, &d, &rw))
+		return open_node(d, rw, flags);
+	return not_sg(real_openat_2(dirfd, path, flags));
 }
 
 int __openat64_2(int dirfd, const char *path, int flags)
 {
-	struct sgd_dev *d = dev_by_path(dirfd, path);
+	struct sgd_dev *d;
+	struct sgd_raw *rw;
 
-	return d ? open_dev(d, flags) : not_sg(real_openat64_2(dirfd, path, flags));
+	if (lookup(dirfd, path, &d, &rw))
+		return open_node(d, rw, flags);
+	return not_sg(real_openat64_2(dirfd, path, flags));
 }
 
 /* --- close and dup ------------------------------------------------------- */
@@ -1080,15 +1330,22 @@ int close(int fd)
 		sgd_log("close fd %d", fd);
 		set_fd(fd, NULL);
 	}
+	if (raw_of(fd)) {
+		sgd_log("close raw fd %d", fd);
+		raw_set(fd, NULL);
+	}
 	return real_close(fd);
 }
 
-/* forget the sg fds in [first, last]: they are being closed */
+/* forget the sg and raw fds in [first, last]: they are being closed */
 static void forget_fds(unsigned int first, unsigned int last)
 {
-	for (unsigned int fd = first; fd <= last && fd < SGD_MAX_FD; fd++)
+	for (unsigned int fd = first; fd <= last && fd < SGD_MAX_FD; fd++) {
 		if (maybe_sg(fd))
 			set_fd(fd, NULL);
+		if (raw_of(fd))
+			raw_set(fd, NULL);
+	}
 }
 
 int close_range(unsigned int first, unsigned int last, int flags)
@@ -1106,24 +1363,27 @@ void closefrom(int lowfd)
 	real_closefrom(lowfd);
 }
 
-/* after a dup of oldfd to newfd succeeded */
+/* after a dup of oldfd to newfd succeeded: newfd is what oldfd is */
 static int dup_done(int oldfd, int newfd)
 {
 	struct sgd_file *f;
+	struct sgd_raw *rw;
 
 	if (newfd < 0)
 		return newfd;
 	f = get_file(oldfd);
-	if (f || maybe_sg(newfd)) {
-		if (newfd >= SGD_MAX_FD && f) {
-			real_close(newfd);
+	rw = raw_of(oldfd);
+	if ((f || rw) && newfd >= SGD_MAX_FD) {
+		real_close(newfd);
+		if (f)
 			put_file(f);
-			errno = EMFILE;
-			return -1;
-		}
-		if (newfd < SGD_MAX_FD)
-			set_fd(newfd, f);
+		errno = EMFILE;
+		return -1;
 	}
+	if (f || maybe_sg(newfd))
+		set_fd(newfd, f);
+	if (rw || raw_of(newfd))
+		raw_set(newfd, rw);
 	if (f)
 		put_file(f);
 	return newfd;
@@ -1155,6 +1415,12 @@ static int fcntl_common(int (*real)(int, int, ...), int fd, int cmd, void *arg)
 	int r;
 
 	resolve();
+	if (raw_of(fd)) {
+		if (cmd == F_SETFL)	/* stays direct: see the top of the file */
+			arg = (void *)((uintptr_t)arg | O_DIRECT);
+		if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
+			return dup_done(fd, real(fd, cmd, arg));
+	}
 	if (!maybe_sg(fd))
 		return real(fd, cmd, arg);
 	switch (cmd) {
@@ -1201,21 +1467,27 @@ int fcntl64(int fd, int cmd, ...)
 
 /* --- stat ---------------------------------------------------------------- */
 
-/* What stat() says of the node: a char device 21:N in devtmpfs, owned by
+struct node {				/* what stat() says of a path or fd */
+	const char *backing;		/* whose times it shows */
+	uint64_t id;
+	unsigned int major, minor;
+};
+
+/* What stat() says of the node: a char device in devtmpfs, owned by
  * root:disk, mode 0660, size 0; times are the backing file's. */
-static void fake_stat(const struct sgd_dev *d, struct stat *st)
+static void fake_stat(const struct node *n, struct stat *st)
 {
 	struct stat b;
-	bool have = real_stat(d->backing, &b) == 0;
+	bool have = real_stat(n->backing, &b) == 0;
 
 	memset(st, 0, sizeof(*st));
 	st->st_dev = makedev(0, 5);
-	st->st_ino = d->id & 0xffffffff;
+	st->st_ino = n->id & 0xffffffff;
 	st->st_mode = S_IFCHR | 0660;
 	st->st_nlink = 1;
 	st->st_uid = 0;
 	st->st_gid = 6;
-	st->st_rdev = makedev(SGD_MAJOR, d->minor);
+	st->st_rdev = makedev(n->major, n->minor);
 	st->st_size = 0;
 	st->st_blksize = 4096;
 	st->st_blocks = 0;
@@ -1226,11 +1498,11 @@ static void fake_stat(const struct sgd_dev *d, struct stat *st)
 	}
 }
 
-static void fake_stat64(const struct sgd_dev *d, struct stat64 *st)
+static void fake_stat64(const struct node *n, struct stat64 *st)
 {
 	struct stat s;
 
-	fake_stat(d, &s);
+	fake_stat(n, &s);
 	memset(st, 0, sizeof(*st));
 	st->st_dev = s.st_dev;
 	st->st_ino = s.st_ino;
@@ -1247,104 +1519,123 @@ static void fake_stat64(const struct sgd_dev *d, struct stat64 *st)
 	st->st_ctim = s.st_ctim;
 }
 
-/* the device an fd refers to, or NULL */
-static struct sgd_dev *dev_by_fd(int fd)
+static bool set_node(struct node *n, const struct sgd_dev *d, const struct sgd_raw *rw)
 {
-	struct sgd_file *f = get_file(fd);
-	struct sgd_dev *d;
-
-	if (!f)
-		return NULL;
-	d = f->dev;
-	put_file(f);
-	return d;
+	if (d)
+		*n = (struct node){ d->backing, d->id, SGD_MAJOR, d->minor };
+	else if (rw)
+		*n = (struct node){ rw->blockdev, rw->id, SGD_RAW_MAJOR, rw->minor };
+	return d || rw;
 }
 
-/* for the *at() forms: the device named by (dirfd, path, flags), or NULL */
-static struct sgd_dev *dev_by_at(int dirfd, const char *path, int flags)
+/* the node a path names, or false */
+static bool node_by_path(int dirfd, const char *path, struct node *n)
+{
+	struct sgd_dev *d;
+	struct sgd_raw *rw;
+
+	lookup(dirfd, path, &d, &rw);
+	return set_node(n, d, rw);
+}
+
+/* the node an fd is an open of, or false */
+static bool node_by_fd(int fd, struct node *n)
+{
+	struct sgd_file *f = get_file(fd);
+	bool hit;
+
+	if (!f)
+		return set_node(n, NULL, raw_of(fd));
+	hit = set_node(n, f->dev, NULL);
+	put_file(f);
+	return hit;
+}
+
+/* for the *at() forms: the node named by (dirfd, path, flags), or false */
+static bool node_by_at(int dirfd, const char *path, int flags, struct node *n)
 {
 	if ((flags & AT_EMPTY_PATH) && path && !path[0])
-		return dev_by_fd(dirfd);
-	return dev_by_path(dirfd, path);
+		return node_by_fd(dirfd, n);
+	return node_by_path(dirfd, path, n);
 }
 
 int stat(const char *path, struct stat *st)
 {
-	struct sgd_dev *d = dev_by_path(AT_FDCWD, path);
+	struct node n;
 
-	if (!d)
+	if (!node_by_path(AT_FDCWD, path, &n))
 		return real_stat(path, st);
-	fake_stat(d, st);
+	fake_stat(&n, st);
 	return 0;
 }
 
 int stat64(const char *path, struct stat64 *st)
 {
-	struct sgd_dev *d = dev_by_path(AT_FDCWD, path);
+	struct node n;
 
-	if (!d)
+	if (!node_by_path(AT_FDCWD, path, &n))
 		return real_stat64(path, st);
-	fake_stat64(d, st);
+	fake_stat64(&n, st);
 	return 0;
 }
 
 int lstat(const char *path, struct stat *st)
 {
-	struct sgd_dev *d = dev_by_path(AT_FDCWD, path);
+	struct node n;
 
-	if (!d)
+	if (!node_by_path(AT_FDCWD, path, &n))
 		return real_lstat(path, st);
-	fake_stat(d, st);
+	fake_stat(&n, st);
 	return 0;
 }
 
 int lstat64(const char *path, struct stat64 *st)
 {
-	struct sgd_dev *d = dev_by_path(AT_FDCWD, path);
+	struct node n;
 
-	if (!d)
+	if (!node_by_path(AT_FDCWD, path, &n))
 		return real_lstat64(path, st);
-	fake_stat64(d, st);
+	fake_stat64(&n, st);
 	return 0;
 }
 
 int fstat(int fd, struct stat *st)
 {
-	struct sgd_dev *d = dev_by_fd(fd);
+	struct node n;
 
-	if (!d)
+	if (!node_by_fd(fd, &n))
 		return real_fstat(fd, st);
-	fake_stat(d, st);
+	fake_stat(&n, st);
 	return 0;
 }
 
 int fstat64(int fd, struct stat64 *st)
 {
-	struct sgd_dev *d = dev_by_fd(fd);
+	struct node n;
 
-	if (!d)
+	if (!node_by_fd(fd, &n))
 		return real_fstat64(fd, st);
-	fake_stat64(d, st);
+	fake_stat64(&n, st);
 	return 0;
 }
 
 int fstatat(int dirfd, const char *path, struct stat *st, int flags)
 {
-	struct sgd_dev *d = dev_by_at(dirfd, path, flags);
+	struct node n;
 
-	if (!d)
+	if (!node_by_at(dirfd, path, flags, &n))
 		return real_fstatat(dirfd, path, st, flags);
-	fake_stat(d, st);
+	fake_stat(&n, st);
 	return 0;
 }
 
 int fstatat64(int dirfd, const char *path, struct stat64 *st, int flags)
 {
-	struct sgd_dev *d = dev_by_at(dirfd, path, flags);
+	struct node n;
 
-	if (!d)
+	if (!node_by_at(dirfd, path, flags, &n))
 		return real_fstatat64(dirfd, path, st, flags);
-	fake_stat64(d, st);
+	fake_stat64(&n, st);
 	return 0;
 }
 
@@ -1361,95 +1652,95 @@ int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *st, int fl
 
 int __xstat(int ver, const char *path, struct stat *st)
 {
-	struct sgd_dev *d = dev_by_path(AT_FDCWD, path);
+	struct node n;
 
-	if (!d)
+	if (!node_by_path(AT_FDCWD, path, &n))
 		return real_xstat ? real_xstat(ver, path, st) : real_stat(path, st);
-	fake_stat(d, st);
+	fake_stat(&n, st);
 	return 0;
 }
 
 int __xstat64(int ver, const char *path, struct stat64 *st)
 {
-	struct sgd_dev *d = dev_by_path(AT_FDCWD, path);
+	struct node n;
 
-	if (!d)
+	if (!node_by_path(AT_FDCWD, path, &n))
 		return real_xstat64 ? real_xstat64(ver, path, st) : real_stat64(path, st);
-	fake_stat64(d, st);
+	fake_stat64(&n, st);
 	return 0;
 }
 
 int __lxstat(int ver, const char *path, struct stat *st)
 {
-	struct sgd_dev *d = dev_by_path(AT_FDCWD, path);
+	struct node n;
 
-	if (!d)
+	if (!node_by_path(AT_FDCWD, path, &n))
 		return real_lxstat ? real_lxstat(ver, path, st) : real_lstat(path, st);
-	fake_stat(d, st);
+	fake_stat(&n, st);
 	return 0;
 }
 
 int __lxstat64(int ver, const char *path, struct stat64 *st)
 {
-	struct sgd_dev *d = dev_by_path(AT_FDCWD, path);
+	struct node n;
 
-	if (!d)
+	if (!node_by_path(AT_FDCWD, path, &n))
 		return real_lxstat64 ? real_lxstat64(ver, path, st) : real_lstat64(path, st);
-	fake_stat64(d, st);
+	fake_stat64(&n, st);
 	return 0;
 }
 
 int __fxstat(int ver, int fd, struct stat *st)
 {
-	struct sgd_dev *d = dev_by_fd(fd);
+	struct node n;
 
-	if (!d)
+	if (!node_by_fd(fd, &n))
 		return real_fxstat ? real_fxstat(ver, fd, st) : real_fstat(fd, st);
-	fake_stat(d, st);
+	fake_stat(&n, st);
 	return 0;
 }
 
 int __fxstat64(int ver, int fd, struct stat64 *st)
 {
-	struct sgd_dev *d = dev_by_fd(fd);
+	struct node n;
 
-	if (!d)
+	if (!node_by_fd(fd, &n))
 		return real_fxstat64 ? real_fxstat64(ver, fd, st) : real_fstat64(fd, st);
-	fake_stat64(d, st);
+	fake_stat64(&n, st);
 	return 0;
 }
 
 int __fxstatat(int ver, int dirfd, const char *path, struct stat *st, int flags)
 {
-	struct sgd_dev *d = dev_by_at(dirfd, path, flags);
+	struct node n;
 
-	if (!d)
+	if (!node_by_at(dirfd, path, flags, &n))
 		return real_fxstatat ? real_fxstatat(ver, dirfd, path, st, flags) :
 				       real_fstatat(dirfd, path, st, flags);
-	fake_stat(d, st);
+	fake_stat(&n, st);
 	return 0;
 }
 
 int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *st, int flags)
 {
-	struct sgd_dev *d = dev_by_at(dirfd, path, flags);
+	struct node n;
 
-	if (!d)
+	if (!node_by_at(dirfd, path, flags, &n))
 		return real_fxstatat64 ? real_fxstatat64(ver, dirfd, path, st, flags) :
 					 real_fstatat64(dirfd, path, st, flags);
-	fake_stat64(d, st);
+	fake_stat64(&n, st);
 	return 0;
 }
 
 /* statx: the same node; a char device has no STATX_DIOALIGN */
 int statx(int dirfd, const char *path, int flags, unsigned int mask, struct statx *stx)
 {
-	struct sgd_dev *d = dev_by_at(dirfd, path, flags);
+	struct node n;
 	struct stat st;
 
-	if (!d)
+	if (!node_by_at(dirfd, path, flags, &n))
 		return real_statx(dirfd, path, flags, mask, stx);
-	fake_stat(d, &st);
+	fake_stat(&n, &st);
 	memset(stx, 0, sizeof(*stx));
 	stx->stx_mask = STATX_BASIC_STATS;
 	stx->stx_blksize = st.st_blksize;
@@ -1466,8 +1757,8 @@ int statx(int dirfd, const char *path, int flags, unsigned int mask, struct stat
 	stx->stx_mtime.tv_nsec = st.st_mtim.tv_nsec;
 	stx->stx_ctime.tv_sec = st.st_ctim.tv_sec;
 	stx->stx_ctime.tv_nsec = st.st_ctim.tv_nsec;
-	stx->stx_rdev_major = SGD_MAJOR;
-	stx->stx_rdev_minor = d->minor;
+	stx->stx_rdev_major = n.major;
+	stx->stx_rdev_minor = n.minor;
 	stx->stx_dev_major = 0;
 	stx->stx_dev_minor = 5;
 	return 0;
@@ -1491,6 +1782,8 @@ struct cmd {				/* a command being executed */
 	struct area a;
 	uint64_t lba;			/* for the log */
 	uint64_t blocks;		/* for the log */
+	bool medium;			/* a READ or WRITE got to the medium: latency */
+	bool timed_out;			/* a timeout fault ended it */
 };
 
 static void set_sense(struct cmd *c, int key, int asc, bool valid, uint64_t info)
@@ -1678,11 +1971,25 @@ static bool range_ok(struct cmd *c, uint64_t lba, uint64_t n)
 	return true;
 }
 
+/* A recovered fault on a request done in full: CHECK CONDITION with
+ * RECOVERED ERROR all the same, as a disk that needed retries says */
+static void recovered(struct cmd *c, uint64_t lba, uint64_t n)
+{
+	int resid = c->r->hdr.resid;
+	uint64_t at;
+
+	if (!first_bad(c->d, F_RECOVERED, lba, n, &at))
+		return;
+	set_sense(c, KEY_RECOVERED, ASC_RECOVERED_RETRIES, true, at);
+	c->r->hdr.resid = resid;	/* set_sense() took it that nothing moved */
+}
+
 static void do_read(struct cmd *c, uint64_t lba, uint64_t n)
 {
 	uint64_t bytes = n * c->d->lbs, bad;
 	int err;
 
+	c->medium = true;
 	c->lba = lba;
 	c->blocks = n;
 	if (!range_ok(c, lba, n))
@@ -1705,6 +2012,7 @@ static void do_read(struct cmd *c, uint64_t lba, uint64_t n)
 		return;
 	}
 	c->r->hdr.resid = c->r->hdr.dxfer_len - bytes;
+	recovered(c, lba, n);
 }
 
 static void do_write(struct cmd *c, uint64_t lba, uint64_t n)
@@ -1712,6 +2020,7 @@ static void do_write(struct cmd *c, uint64_t lba, uint64_t n)
 	uint64_t bytes = n * c->d->lbs, bad;
 	int err;
 
+	c->medium = true;
 	c->lba = lba;
 	c->blocks = n;
 	if (!range_ok(c, lba, n))
@@ -1734,6 +2043,7 @@ static void do_write(struct cmd *c, uint64_t lba, uint64_t n)
 		return;
 	}
 	c->r->hdr.resid = c->r->hdr.dxfer_len - bytes;
+	recovered(c, lba, n);
 }
 
 /* VERIFY: BYTCHK 0 reads the medium, 1 also compares the data out */
@@ -2083,6 +2393,13 @@ static bool counted_fault(struct cmd *c)
 		check(c, KEY_ILLEGAL, ASC_INVALID_FIELD);
 		return true;
 	}
+	if (fault_fires(c->d, F_TIMEOUT, true)) {
+		/* the midlayer gave up on it: no status, no sense, no data */
+		c->r->hdr.host_status = DID_TIME_OUT;
+		c->r->hdr.resid = c->r->hdr.dxfer_len;
+		c->timed_out = true;
+		return true;
+	}
 	return false;
 }
 
@@ -2209,7 +2526,8 @@ static void log_result(const struct cmd *c)
 	for (int i = 0; i < h->cmd_len && i < 16; i++)
 		n += snprintf(cdb + n, sizeof(cdb) - n, "%s%02x", i ? " " : "", c->r->cdb[i]);
 	if (h->host_status)
-		snprintf(res, sizeof(res), "host_status 0x%x", h->host_status);
+		snprintf(res, sizeof(res), "host_status 0x%x%s", h->host_status,
+			 h->host_status == DID_TIME_OUT ? " (timed out)" : "");
 	else if (h->status == STAT_CHECK && (s[0] & 0x7f) == 0x72)
 		snprintf(res, sizeof(res), "CHECK CONDITION key 0x%x asc 0x%02x/0x%02x info %" PRIu64,
 			 s[1], s[2], s[3], get_be64(s + 12));
@@ -2266,10 +2584,13 @@ static int build_area(struct sgd_file *f, struct sgd_req *r, struct area *a)
 	return 0;
 }
 
-static int execute(struct sgd_file *f, int fd, struct sgd_req *r)
+/* Run the command; *ready is when its result may be seen: now, or with
+ * SGDOUBLE_LATENCY_US the latency after it was written */
+static int execute(struct sgd_file *f, int fd, struct sgd_req *r, int64_t *ready)
 {
 	struct cmd c = { .f = f, .d = f->dev, .fd = fd, .r = r };
 	struct sg_io_hdr *h = &r->hdr;
+	int64_t start = ts_ns(&r->start), now;
 	int err;
 
 	h->status = h->masked_status = h->msg_status = 0;
@@ -2281,7 +2602,16 @@ static int execute(struct sgd_file *f, int fd, struct sgd_req *r)
 	if (err)
 		return err;
 	dispatch(&c);
-	h->duration = ms_since(&r->start);
+	now = now_ns();
+	*ready = now;
+	if (c.timed_out) {
+		/* it took its whole timeout, in the story the header tells */
+		h->duration = h->timeout ? h->timeout : SGD_RQ_TIMEOUT_MS;
+	} else {
+		if (c.medium && start + latency_ns > now)
+			*ready = start + latency_ns;
+		h->duration = (*ready - start) / 1000000;
+	}
 	log_result(&c);
 	if (c.a.v != &c.a.one)
 		free(c.a.v);
@@ -2312,6 +2642,44 @@ static int queued(const struct sgd_file *f)
 	for (int i = 0; i < SGD_MAX_QUEUE; i++)
 		n += f->req[i].state != RQ_FREE;
 	return n;
+}
+
+/* Commands whose latency is over become done: read(), poll() and
+ * SG_GET_NUM_WAITING see them from now on.  The timerfd that poll() also
+ * waits on is set for the next to ripen, so that a poll() started before
+ * that command was written still wakes for it.  Returns that time, 0
+ * when none is in flight.  Under f->lock. */
+static int64_t ripen(struct sgd_file *f)
+{
+	int64_t now = 0, next = 0;
+	int n = 0;
+
+	for (int i = 0; i < SGD_MAX_QUEUE; i++) {
+		struct sgd_req *q = &f->req[i];
+
+		if (q->state != RQ_BUSY || !q->ready_ns)
+			continue;	/* free, done, or still being executed */
+		if (!now)
+			now = now_ns();
+		if (q->ready_ns <= now) {
+			q->state = RQ_DONE;
+			n += !q->sg_io_owned;
+		} else if (!next || q->ready_ns < next) {
+			next = q->ready_ns;
+		}
+	}
+	if (n) {
+		set_waiting(f, f->waiting + n);
+		pthread_cond_broadcast(&f->done_cv);
+	}
+	if (f->tfd >= 0 && next != f->armed) {
+		/* setting it again also makes a timer that went off unreadable */
+		struct itimerspec its = { .it_value = ns_ts(next) };
+
+		if (timerfd_settime(f->tfd, TFD_TIMER_ABSTIME, &its, NULL) == 0)
+			f->armed = next;
+	}
+	return next;
 }
 
 /* The reserved buffer as memory both we and the caller can map. */
@@ -2357,15 +2725,18 @@ static void free_req(struct sgd_file *f, struct sgd_req *r)
 		f->res_in_use = false;
 	r->state = RQ_FREE;
 	r->uses_reserve = false;
+	r->ready_ns = 0;
 }
 
 /* sg_new_write(): take a slot, check the header, run the command.
- * Returns the slot, done, or NULL with errno set. */
+ * Returns the slot, done or in flight till its ready_ns, or NULL with
+ * errno set. */
 static struct sgd_req *submit(struct sgd_file *f, int fd, const struct sg_io_hdr *uh,
 			      bool sg_io_owned)
 {
 	struct sgd_req *r = NULL;
 	struct sg_io_hdr *h;
+	int64_t ready = 0;
 	int err = 0;
 
 	pthread_mutex_lock(&f->lock);
@@ -2415,7 +2786,7 @@ static struct sgd_req *submit(struct sgd_file *f, int fd, const struct sg_io_hdr
 	memcpy(r->cdb, h->cmdp, h->cmd_len);
 	pthread_mutex_unlock(&f->lock);
 
-	err = execute(f, fd, r);
+	err = execute(f, fd, r, &ready);
 
 	pthread_mutex_lock(&f->lock);
 	if (err) {
@@ -2424,11 +2795,10 @@ static struct sgd_req *submit(struct sgd_file *f, int fd, const struct sg_io_hdr
 		errno = -err;
 		return NULL;
 	}
-	r->state = RQ_DONE;
-	if (!sg_io_owned) {
-		set_waiting(f, f->waiting + 1);
+	r->ready_ns = ready;
+	ripen(f);
+	if (!sg_io_owned)	/* done, or readers waiting have a new deadline */
 		pthread_cond_broadcast(&f->done_cv);
-	}
 	pthread_mutex_unlock(&f->lock);
 	return r;
 }
@@ -2514,6 +2884,8 @@ static ssize_t sg_read(struct sgd_file *f, int fd, void *buf, size_t count)
 			memcpy(&want, (uint8_t *)buf + 8, sizeof(int));
 	}
 	for (;;) {
+		int64_t next = ripen(f);
+
 		r = NULL;
 		for (int i = 0; i < SGD_MAX_QUEUE; i++) {
 			struct sgd_req *q = &f->req[i];
@@ -2529,7 +2901,13 @@ static ssize_t sg_read(struct sgd_file *f, int fd, void *buf, size_t count)
 			errno = EAGAIN;
 			return -1;
 		}
-		pthread_cond_wait(&f->done_cv, &f->lock);
+		if (next) {	/* till the next in flight ripens, or news */
+			struct timespec until = ns_ts(next);
+
+			pthread_cond_timedwait(&f->done_cv, &f->lock, &until);
+		} else {
+			pthread_cond_wait(&f->done_cv, &f->lock);
+		}
 	}
 	r->state = RQ_READING;
 	set_waiting(f, f->waiting - 1);
@@ -2646,6 +3024,34 @@ ssize_t writev(int fd, const struct iovec *iov, int cnt)
 		}						\
 	} while (0)
 
+/* ... and what a raw node refuses: it is a char device, whose raw_fops
+ * had no mmap and no fallocate */
+#define REFUSE_RAW(fd, err)						\
+	do {								\
+		if (raw_of(fd)) {					\
+			sgd_log("%s on raw fd %d: %s", __func__,	\
+				fd, strerror(err));			\
+			errno = (err);					\
+			return -1;					\
+		}							\
+	} while (0)
+
+/* default_llseek() on the raw node, not on the disk: SEEK_END and the
+ * rest go by the node's size, 0 */
+static off64_t raw_lseek(int fd, off64_t off, int whence)
+{
+	if (whence == SEEK_DATA || whence == SEEK_HOLE) {
+		if (off >= 0) {
+			errno = ENXIO;
+			return -1;
+		}
+		whence = SEEK_SET;	/* a negative offset: EINVAL */
+	} else if (whence == SEEK_END) {
+		whence = SEEK_SET;
+	}
+	return real_lseek64(fd, off, whence);
+}
+
 ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {
 	REFUSE(fd, ESPIPE);	/* nonseekable_open() */
@@ -2673,12 +3079,16 @@ ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
 off_t lseek(int fd, off_t off, int whence)
 {
 	REFUSE(fd, ESPIPE);
+	if (raw_of(fd))
+		return raw_lseek(fd, off, whence);
 	return real_lseek(fd, off, whence);
 }
 
 off64_t lseek64(int fd, off64_t off, int whence)
 {
 	REFUSE(fd, ESPIPE);
+	if (raw_of(fd))
+		return raw_lseek(fd, off, whence);
 	return real_lseek64(fd, off, whence);
 }
 
@@ -2697,13 +3107,29 @@ int fdatasync(int fd)
 int ftruncate(int fd, off_t len)
 {
 	REFUSE(fd, EINVAL);	/* not a regular file */
+	REFUSE_RAW(fd, EINVAL);
 	return real_ftruncate(fd, len);
 }
 
 int ftruncate64(int fd, off64_t len)
 {
 	REFUSE(fd, EINVAL);
+	REFUSE_RAW(fd, EINVAL);
 	return real_ftruncate64(fd, len);
+}
+
+int fallocate(int fd, int mode, off_t off, off_t len)
+{
+	REFUSE(fd, ENODEV);	/* neither a regular file nor a block device */
+	REFUSE_RAW(fd, ENODEV);
+	return real_fallocate(fd, mode, off, len);
+}
+
+int fallocate64(int fd, int mode, off64_t off, off64_t len)
+{
+	REFUSE(fd, ENODEV);
+	REFUSE_RAW(fd, ENODEV);
+	return real_fallocate64(fd, mode, off, len);
 }
 
 /* --- mmap: the reserved buffer ------------------------------------------- */
@@ -2735,12 +3161,22 @@ static void *sg_mmap(struct sgd_file *f, void *addr, size_t len, int prot, int f
 	return p;
 }
 
+/* raw_fops had no mmap */
+static void *raw_mmap(int fd)
+{
+	sgd_log("mmap on raw fd %d: %s", fd, strerror(ENODEV));
+	errno = ENODEV;
+	return MAP_FAILED;
+}
+
 void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	struct sgd_file *f = (flags & MAP_ANONYMOUS) ? NULL : get_file(fd);
 	void *p;
 
 	resolve();
+	if (!(flags & MAP_ANONYMOUS) && raw_of(fd))
+		return raw_mmap(fd);
 	if (!f)
 		return real_mmap(addr, len, prot, flags, fd, off);
 	p = sg_mmap(f, addr, len, prot, flags, off);
@@ -2754,6 +3190,8 @@ void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
 	void *p;
 
 	resolve();
+	if (!(flags & MAP_ANONYMOUS) && raw_of(fd))
+		return raw_mmap(fd);
 	if (!f)
 		return real_mmap64(addr, len, prot, flags, fd, off);
 	p = sg_mmap(f, addr, len, prot, flags, off);
@@ -2764,25 +3202,40 @@ void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
 /* --- poll ---------------------------------------------------------------- */
 
 /* sg_poll(): POLLIN while a result waits; POLLOUT while the queue has
- * room (with command queuing off, only when it is empty) */
-static short sg_revents(struct sgd_file *f, short events, bool *out_blocked)
+ * room (with command queuing off, only when it is empty).  *recheck is
+ * set when the fds poll() is given cannot say when to look again; *efd
+ * and *tfd, when asked for, are those fds (-1: none). */
+static short sg_revents(struct sgd_file *f, short events, bool *recheck, int *efd,
+			 int *tfd)
 {
 	short rev = 0;
+	int64_t next;
 	int n;
 
 	pthread_mutex_lock(&f->lock);
+	if (latency_ns && f->tfd < 0) {
+		f->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		f->armed = 0;
+	}
+	next = ripen(f);
+	if (next && f->tfd < 0)
+		*recheck = true;	/* no timerfd: fall back to ticks */
 	n = queued(f);
 	if (f->waiting)
 		rev |= POLLIN | POLLRDNORM;
 	if (f->cmd_q ? n < SGD_MAX_QUEUE : n == 0)
 		rev |= POLLOUT | POLLWRNORM;
 	else if (events & (POLLOUT | POLLWRNORM))
-		*out_blocked = true;
+		*recheck = true;
 	if (f->efd < 0) {
 		f->efd = eventfd(f->waiting ? 1 : 0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (f->efd < 0)
-			*out_blocked = true;	/* no eventfd: fall back to ticks */
+			*recheck = true;	/* no eventfd: fall back to ticks */
 	}
+	if (efd)
+		*efd = f->efd;
+	if (tfd)
+		*tfd = f->tfd;
 	pthread_mutex_unlock(&f->lock);
 	return rev & (events | POLLERR | POLLHUP);
 }
@@ -2795,22 +3248,16 @@ static bool any_sg(const struct pollfd *fds, nfds_t n)
 	return false;
 }
 
-static int64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
-/* Each sg entry becomes its eventfd, readable while a result waits; a
- * wanted POLLOUT that the queue cannot give yet is re-checked every 10 ms.
- * The revents of sg entries are always worked out afresh. */
+/* Each sg entry becomes its eventfd, readable while a result waits, and
+ * with SGDOUBLE_LATENCY_US its timerfd too, readable when the next
+ * command in flight ripens; a wanted POLLOUT that the queue cannot give
+ * yet is re-checked every 10 ms.  The revents of sg entries are always
+ * worked out afresh. */
 static int sg_poll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 		   const sigset_t *mask)
 {
 	int64_t deadline = tmo ? now_ns() + tmo->tv_sec * 1000000000LL + tmo->tv_nsec : 0;
-	struct pollfd *sh = calloc(n, sizeof(*sh));
+	struct pollfd *sh = calloc(2 * n, sizeof(*sh));
 	int ready, r;
 
 	if (!sh) {
@@ -2819,21 +3266,25 @@ static int sg_poll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 	}
 	sgd_log("poll on %lu fds, sg among them", (unsigned long)n);
 	for (;;) {
-		bool out_blocked = false;
+		bool recheck = false;
 		struct timespec wait, *wp = NULL;
 		int64_t left = 0;
+		nfds_t m = n;
 
 		ready = 0;
 		for (nfds_t i = 0; i < n; i++) {
 			struct sgd_file *f = get_file(fds[i].fd);
+			int efd, tfd;
 
 			sh[i] = fds[i];
 			sh[i].revents = 0;
 			if (!f)
 				continue;
-			ready += sg_revents(f, fds[i].events, &out_blocked) != 0;
-			sh[i].fd = f->efd;
+			ready += sg_revents(f, fds[i].events, &recheck, &efd, &tfd) != 0;
+			sh[i].fd = efd;
 			sh[i].events = POLLIN;
+			if (tfd >= 0)
+				sh[m++] = (struct pollfd){ .fd = tfd, .events = POLLIN };
 			put_file(f);
 		}
 		if (tmo) {
@@ -2843,14 +3294,14 @@ static int sg_poll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 		}
 		if (ready)
 			left = 0;
-		else if (out_blocked && (!tmo || left > 10000000))
+		else if (recheck && (!tmo || left > 10000000))
 			left = 10000000;
-		if (tmo || ready || out_blocked) {
+		if (tmo || ready || recheck) {
 			wait.tv_sec = left / 1000000000;
 			wait.tv_nsec = left % 1000000000;
 			wp = &wait;
 		}
-		r = real_ppoll(sh, n, wp, mask);
+		r = real_ppoll(sh, m, wp, mask);
 		if (r < 0)
 			break;
 		r = 0;
@@ -2859,7 +3310,7 @@ static int sg_poll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 			bool dummy = false;
 
 			if (f) {
-				fds[i].revents = sg_revents(f, fds[i].events, &dummy);
+				fds[i].revents = sg_revents(f, fds[i].events, &dummy, NULL, NULL);
 				put_file(f);
 			} else {
 				fds[i].revents = sh[i].revents;
@@ -2906,6 +3357,12 @@ static int sg_io(struct sgd_file *f, int fd, struct sg_io_hdr *uh)
 	r = submit(f, fd, uh, true);
 	if (!r)
 		return -1;
+	if (latency_ns) {	/* the latency, slept out; only this thread frees r */
+		struct timespec until = ns_ts(r->ready_ns);
+
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+			;
+	}
 	pthread_mutex_lock(&f->lock);
 	finish(r, uh);
 	free_req(f, r);
@@ -2982,6 +3439,7 @@ static int request_table(struct sgd_file *f, void *arg)
 		return fail(EFAULT);
 	memset(t, 0, sizeof(t));
 	pthread_mutex_lock(&f->lock);
+	ripen(f);
 	for (int i = 0; i < SGD_MAX_QUEUE; i++) {
 		const struct sgd_req *q = &f->req[i];
 		int k;
@@ -3156,6 +3614,7 @@ static int sg_ioctl(struct sgd_file *f, int fd, unsigned long req, void *arg)
 		const struct sgd_req *oldest = NULL;
 
 		pthread_mutex_lock(&f->lock);
+		ripen(f);
 		n = 0;
 		for (int i = 0; i < SGD_MAX_QUEUE; i++) {
 			const struct sgd_req *q = &f->req[i];
@@ -3246,6 +3705,67 @@ static int sg_ioctl(struct sgd_file *f, int fd, unsigned long req, void *arg)
 	return scsi_ioctl(f, fd, req, arg);
 }
 
+/* raw_ioctl() handed every ioctl to the disk.  A regular file BLOCKDEV
+ * answers none of the block ones, so the double answers those a program
+ * sizes a disk with, as a disk the size of the file whose logical block
+ * is the file's direct I/O alignment would. */
+static int raw_ioctl(int fd, unsigned long req, void *arg)
+{
+	unsigned int lbs = 512, u;
+	unsigned long ul;
+	unsigned short us;
+	struct stat st;
+	uint64_t size;
+
+	if (real_fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return real_ioctl(fd, req, arg);
+#ifdef STATX_DIOALIGN
+	{
+		struct statx stx;
+
+		if (real_statx && real_statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) == 0 &&
+		    (stx.stx_mask & STATX_DIOALIGN) && stx.stx_dio_offset_align)
+			lbs = stx.stx_dio_offset_align;
+	}
+#endif
+	size = (uint64_t)st.st_size;
+	switch (req) {
+	case BLKSSZGET:
+	case BLKBSZGET:		/* an int, whatever its _IOR says */
+		return put_int(arg, lbs);
+	case BLKPBSZGET:
+	case BLKIOMIN:
+	case BLKIOOPT:
+		u = req == BLKIOOPT ? 0 : lbs;
+		if (!arg)
+			return fail(EFAULT);
+		memcpy(arg, &u, sizeof(u));
+		return 0;
+	case BLKALIGNOFF:
+	case BLKROGET:
+		return put_int(arg, 0);
+	case BLKGETSIZE64:
+		if (!arg)
+			return fail(EFAULT);
+		memcpy(arg, &size, sizeof(size));
+		return 0;
+	case BLKGETSIZE:
+		ul = size >> 9;
+		if (!arg)
+			return fail(EFAULT);
+		memcpy(arg, &ul, sizeof(ul));
+		return 0;
+	case BLKSECTGET:	/* in sectors, as a block device answers it */
+		us = SGD_MAX_SECTORS;
+		if (!arg)
+			return fail(EFAULT);
+		memcpy(arg, &us, sizeof(us));
+		return 0;
+	default:
+		return real_ioctl(fd, req, arg);
+	}
+}
+
 int ioctl(int fd, unsigned long req, ...)
 {
 	struct sgd_file *f;
@@ -3258,7 +3778,7 @@ int ioctl(int fd, unsigned long req, ...)
 	va_end(ap);
 	f = get_file(fd);
 	if (!f)
-		return real_ioctl(fd, req, arg);
+		return raw_of(fd) ? raw_ioctl(fd, req, arg) : real_ioctl(fd, req, arg);
 	r = sg_ioctl(f, fd, req, arg);
 	if (req != SG_IO)
 		sgd_log("%s fd %d: ioctl 0x%lx -> %d%s%s", f->dev->path, fd, req, r,
