@@ -136,7 +136,7 @@ int pdd_scsi_sense_err(const uint8_t *sense, int len, uint64_t *info)
 /*
  * The outcome of a finished sg v3 command: 0 when it did its work (GOOD,
  * or a RECOVERED ERROR, which sets *recovered), otherwise a pdd error:
- * the sense category, -ETIMEDOUT when the command timed out, -EIO for a
+ * the sense category, category 33 when the command timed out, -EIO for a
  * transport failure without sense.  *info as pdd_scsi_sense_err().
  */
 int pdd_scsi_result(const struct sg_io_hdr *h, uint64_t *info, bool *recovered)
@@ -154,7 +154,7 @@ int pdd_scsi_result(const struct sg_io_hdr *h, uint64_t *info, bool *recovered)
 			*info = ~0ULL;
 		return 0;
 	case SG_LIB_CAT_TIMEOUT:
-		return -ETIMEDOUT;
+		return PDD_ERR_SCSI(SG_LIB_CAT_TIMEOUT);
 	case SG_LIB_CAT_SENSE:
 	case SG_LIB_CAT_OTHER: {
 		/* the command failed; sense that claims otherwise does not

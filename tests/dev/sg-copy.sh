@@ -197,6 +197,37 @@ for lbs in 512 4096; do
 	sgp run_pdd if="$A" of=/dev/null
 	expect_rc 11
 	expect_err "pdd: cannot read the capacity of '$A': Aborted command"
+	# the same in the middle of the copy (io- faults spare READ CAPACITY):
+	# ten unit attentions are retried, the eleventh is the end
+	faults="io-ua@$A:10"
+	sgp run_pdd if="$A" of="$T/u.img" qd=1
+	expect_rc 0
+	cmp -s -n "$bytes" "$a" "$T/u.img" || fail "copy after 10 unit attentions differs"
+	faults="io-ua@$A:always"
+	sgp run_pdd if="$A" of=/dev/null
+	expect_rc 6
+	expect_err "pdd: error reading '$A' at block 0: Unit attention"
+	faults="io-aborted@$B:always"
+	sgp run_pdd if="$A" of="$B" count=10
+	expect_rc 11
+	expect_err "pdd: error writing '$B' at block 0: Aborted command"
+	faults="io-timeout@$A:1"
+	sgp run_pdd if="$A" of=/dev/null timeout=5
+	expect_rc 33
+	expect_err "pdd: error reading '$A' at block 0: SCSI command timeout"
+	faults="io-notready@$A:1"
+	sgp run_pdd if="$A" of=/dev/null
+	expect_rc 2
+	expect_err "pdd: error reading '$A' at block 0: Device not ready"
+	# errors the device recovered: reported by LBA, counted, no harm done
+	faults="recovered@$A:100-101,recovered@$A:3000"
+	rm -f "$T/u.img"
+	sgp run_pdd if="$A" of="$T/u.img" bpt=128
+	expect_rc 0
+	expect_err "pdd: '$A': the device recovered an error at LBA 100"
+	expect_err "pdd: '$A': the device recovered an error at LBA 3000"
+	expect_err "pdd: 2 errors recovered by the device"
+	cmp -s -n "$bytes" "$a" "$T/u.img" || fail "copy with recovered errors differs"
 	# a few unit attentions and aborts are retried, and the copy is exact
 	faults="ua@$A:4,aborted@$A:3"
 	sgp run_pdd if="$A" of="$T/u.img"

@@ -87,8 +87,12 @@
  *       INQUIRY, REPORT LUNS and REQUEST SENSE, as SPC exempts them from
  *       unit attentions (REQUEST SENSE reports a pending ua, and clears it,
  *       or the not-ready state, with GOOD status); among them ua comes
- *       first, then notready, aborted, illegal, timeout.  PATH may not
- *       hold ':' or ',', and BACKING may not hold ','.
+ *       first, then notready, aborted, illegal, timeout.  A counted
+ *       kind written with the prefix "io-" (io-ua:always, io-timeout:2)
+ *       fires on READ and WRITE commands only, so that a program's
+ *       READ CAPACITY, TEST UNIT READY and SYNCHRONIZE CACHE get through
+ *       and the fault meets its copy.  PATH may not hold ':' or ',', and
+ *       BACKING may not hold ','.
  *   SGDOUBLE_STATE=FILE
  *       Keep the counts of counted faults in FILE, shared by every process
  *       that names it, the way a unit attention is reported once by the
@@ -310,6 +314,7 @@ struct sgd_fault {			/* one SGDOUBLE_FAULTS entry */
 	int dev;			/* index into devs, -1 for every device */
 	uint64_t lo, hi;		/* LBA kinds: the LBAs it covers */
 	int32_t *left;			/* counted kinds: commands left, -1 always */
+	bool io_only;			/* "io-" kinds: READ and WRITE commands only */
 };
 
 static struct sgd_dev *devs;
@@ -842,12 +847,18 @@ static void parse_fault(char *ent, int32_t *init_count)
 		die("out of memory");
 	f = &faults[nfaults];
 	memset(f, 0, sizeof(*f));
+	if (!strncmp(ent, "io-", 3)) {
+		f->io_only = true;
+		ent += 3;
+	}
 	for (k = 0; k < sizeof(fault_names) / sizeof(fault_names[0]); k++)
 		if (!strcmp(ent, fault_names[k].name))
 			break;
 	if (k == sizeof(fault_names) / sizeof(fault_names[0]))
 		die("unknown fault kind '%s' (medium, wmedium, recovered, ua, notready, aborted, illegal, timeout)", ent);
 	f->kind = fault_names[k].kind;
+	if (f->io_only && by_lba(f->kind))
+		die("io-%s: the io- prefix is for the counted faults", ent);
 	f->dev = -1;
 	if (at) {
 		struct sgd_dev *d = dev_by_name(at + 1);
@@ -1917,12 +1928,13 @@ static bool applies(const struct sgd_fault *fl, const struct sgd_dev *d)
 }
 
 /* a counted fault of this kind fires (and is counted) */
-static bool fault_fires(const struct sgd_dev *d, enum fault_kind kind, bool consume)
+static bool fault_fires(const struct sgd_dev *d, enum fault_kind kind, bool consume,
+			bool io)
 {
 	for (int i = 0; i < nfaults; i++) {
 		struct sgd_fault *fl = &faults[i];
 
-		if (fl->kind != kind || !applies(fl, d))
+		if (fl->kind != kind || !applies(fl, d) || (fl->io_only && !io))
 			continue;
 		if (consume ? take(fl->left) : __atomic_load_n(fl->left, __ATOMIC_RELAXED) != 0)
 			return true;
@@ -2318,10 +2330,10 @@ static void do_request_sense(struct cmd *c, const uint8_t *cdb)
 	uint8_t b[18];
 	size_t len;
 
-	if (take_pending_ua(c->d) || fault_fires(c->d, F_UA, true)) {
+	if (take_pending_ua(c->d) || fault_fires(c->d, F_UA, true, false)) {
 		key = KEY_UA;
 		asc = ASC_RESET;
-	} else if (fault_fires(c->d, F_NOTREADY, false)) {
+	} else if (fault_fires(c->d, F_NOTREADY, false, false)) {
 		key = KEY_NOT_READY;
 		asc = ASC_NOT_READY;
 	}
@@ -2377,23 +2389,28 @@ static size_t cdb_len_for(uint8_t op)
 /* the counted faults, in SPC's order; true when one ended the command */
 static bool counted_fault(struct cmd *c)
 {
-	if (take_pending_ua(c->d) || fault_fires(c->d, F_UA, true)) {
+	uint8_t op = c->r->cdb[0];
+	/* READ and WRITE of every size, for the io- faults */
+	bool io = op == 0x08 || op == 0x0a || op == 0x28 || op == 0x2a ||
+		  op == 0xa8 || op == 0xaa || op == 0x88 || op == 0x8a;
+
+	if (take_pending_ua(c->d) || fault_fires(c->d, F_UA, true, io)) {
 		check(c, KEY_UA, ASC_RESET);
 		return true;
 	}
-	if (fault_fires(c->d, F_NOTREADY, true)) {
+	if (fault_fires(c->d, F_NOTREADY, true, io)) {
 		check(c, KEY_NOT_READY, ASC_NOT_READY);
 		return true;
 	}
-	if (fault_fires(c->d, F_ABORTED, true)) {
+	if (fault_fires(c->d, F_ABORTED, true, io)) {
 		check(c, KEY_ABORTED, ASC_NONE);
 		return true;
 	}
-	if (fault_fires(c->d, F_ILLEGAL, true)) {
+	if (fault_fires(c->d, F_ILLEGAL, true, io)) {
 		check(c, KEY_ILLEGAL, ASC_INVALID_FIELD);
 		return true;
 	}
-	if (fault_fires(c->d, F_TIMEOUT, true)) {
+	if (fault_fires(c->d, F_TIMEOUT, true, io)) {
 		/* the midlayer gave up on it: no status, no sense, no data */
 		c->r->hdr.host_status = DID_TIME_OUT;
 		c->r->hdr.resid = c->r->hdr.dxfer_len;

@@ -364,7 +364,7 @@ static void test_result_sense_categories(void **state)
 	assert_int_equal(info, 0xffffffffULL);
 }
 
-/* a timeout is -ETIMEDOUT, whoever noticed it */
+/* a timeout is SCSI category 33 (exit 33), whoever noticed it */
 static void test_result_timeout(void **state)
 {
 	struct cmd c;
@@ -373,11 +373,11 @@ static void test_result_timeout(void **state)
 
 	(void)state;
 	cmd_init(&c, 0, SG_LIB_DID_TIME_OUT, 0, NULL, 0);
-	assert_int_equal(result(&c, &info, &rec), -ETIMEDOUT);
+	assert_int_equal(result(&c, &info, &rec), PDD_ERR_SCSI(SG_LIB_CAT_TIMEOUT));
 	assert_int_equal(info, ~0ULL);
 	assert_false(rec);
 	cmd_init(&c, 0, 0, SG_LIB_DRIVER_TIMEOUT, NULL, 0);
-	assert_int_equal(result(&c, &info, &rec), -ETIMEDOUT);
+	assert_int_equal(result(&c, &info, &rec), PDD_ERR_SCSI(SG_LIB_CAT_TIMEOUT));
 	/* but sense, when there is some, says more */
 	{
 		uint8_t s[32];
@@ -497,7 +497,7 @@ static void test_again_never(void **state)
 		PDD_ERR_SCSI(SG_LIB_CAT_DATA_PROTECT),
 		PDD_ERR_SCSI(SG_LIB_CAT_SENSE),
 		-EIO,
-		-ETIMEDOUT,
+		PDD_ERR_SCSI(SG_LIB_CAT_TIMEOUT),
 		0,
 	};
 	unsigned int tries[2] = { 0, 0 };
