@@ -500,7 +500,7 @@ static void report_error(const struct core *c)
 	if (r->err == -EINVAL && (r->err_op == PDD_OP_READ || r->err_op == PDD_OP_WRITE)) {
 		const struct pdd_dev *d = r->err_op == PDD_OP_READ ? c->in : c->out;
 
-		if (d->direct)
+		if (d->direct && d->kind != PDD_KIND_RAW)
 			pdd_error("'%s' refused direct I/O of %zu bytes at byte %" PRIu64
 				  " although it reports a %u-byte alignment; "
 				  "%s=nodirect copies through the page cache",

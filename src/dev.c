@@ -231,8 +231,10 @@ static int open_flags(const struct pdd_dev *d)
 
 	if (d->kind == PDD_KIND_SG) {
 		/* commands are written to the device and their results read
-		 * back, on either side; O_EXCL is the driver's exclusive open */
-		return O_CLOEXEC | O_RDWR | ((d->flags & PDD_F_EXCL) ? O_EXCL : 0);
+		 * back, on either side; O_EXCL is the driver's exclusive open,
+		 * and O_NONBLOCK makes an open that would wait for someone
+		 * else's exclusive hold fail with EBUSY instead */
+		return O_CLOEXEC | O_RDWR | O_NONBLOCK | ((d->flags & PDD_F_EXCL) ? O_EXCL : 0);
 	}
 
 	if (d->flags & PDD_F_DSYNC)

@@ -107,6 +107,14 @@ static int check_alignment(const struct pdd_dev *d, const char *op,
 			  op, blocks, blocks * p->bs, d->name, lbs, p->bs, op, mult);
 		return -EINVAL;
 	}
+	if (d->kind == PDD_KIND_RAW && p->total != PDD_UNTIL_EOF && p->total % lbs) {
+		/* a block device takes a last, partial block through the page
+		 * cache; a raw device has none */
+		pdd_error("'%s' is a raw device, which moves whole %" PRIu64 "-byte blocks only, and the copy is %" PRIu64
+			  " bytes; give a count= of whole blocks",
+			  d->name, lbs, p->total);
+		return -EINVAL;
+	}
 	if (p->xfer % lbs) {
 		pdd_error("bs=%" PRIu64 " bpt=%" PRIu64 ": a transfer of %zu bytes is not a multiple of the logical block size %" PRIu64
 			  " of '%s'; with bs=%" PRIu64 " bpt= must be a multiple of %" PRIu64,
@@ -242,6 +250,9 @@ int pdd_plan_make(const struct pdd_opts *o, const struct pdd_dev *in,
 	}
 	p->depth = pick_depth(o, p);
 	p->threads = !p->ops->threaded ? 1 : o->threads < p->depth ? o->threads : p->depth;
+	if (p->ops->sg && in->kind == PDD_KIND_SG &&
+	    (out->kind == PDD_KIND_SG || out->kind == PDD_KIND_NULL))
+		p->threads = 1;		/* no side for the sg engine's workers */
 	p->buf_align = page > 0 ? (size_t)page : 4096;
 	if (in->mem_align > p->buf_align)
 		p->buf_align = in->mem_align;

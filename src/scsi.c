@@ -5,16 +5,17 @@
  * driver status) turned into pdd's error codes: pure functions, so the
  * unit tests check them byte by byte.  Then the two whole commands the
  * device side needs outside the copy, READ CAPACITY and SYNCHRONIZE
- * CACHE, sent through libsgutils2 with the same bounded retries as the
- * sg engine.
+ * CACHE, sent through libsgutils2's pass-through layer with the same
+ * bounded retries and the same judgement as the sg engine's.
  */
 #include <errno.h>
 #include <scsi/sg.h>
-#include <scsi/sg_cmds_basic.h>
 #include <scsi/sg_io_linux.h>
 #include <scsi/sg_lib.h>
+#include <scsi/sg_pt.h>
 #include <string.h>
 
+#include "pdd.h"
 #include "scsi.h"
 
 /* the largest LBA + 1 and block count each CDB size can carry */
@@ -133,16 +134,10 @@ int pdd_scsi_sense_err(const uint8_t *sense, int len, uint64_t *info)
 	return fold_category(sg_err_category_sense(sense, len));
 }
 
-/*
- * The outcome of a finished sg v3 command: 0 when it did its work (GOOD,
- * or a RECOVERED ERROR, which sets *recovered), otherwise a pdd error:
- * the sense category, category 33 when the command timed out, -EIO for a
- * transport failure without sense.  *info as pdd_scsi_sense_err().
- */
-int pdd_scsi_result(const struct sg_io_hdr *h, uint64_t *info, bool *recovered)
+/* A command's sg3_utils category, with its sense, as a pdd error. */
+static int outcome(int cat, const uint8_t *sense, int slen, uint64_t *info,
+		   bool *recovered)
 {
-	int cat = sg_err_category3((struct sg_io_hdr *)h);
-
 	*info = ~0ULL;
 	*recovered = false;
 	switch (cat) {
@@ -150,7 +145,7 @@ int pdd_scsi_result(const struct sg_io_hdr *h, uint64_t *info, bool *recovered)
 		return 0;
 	case SG_LIB_CAT_RECOVERED:
 		*recovered = true;
-		if (h->sb_len_wr > 0 && !sg_get_sense_info_fld(h->sbp, h->sb_len_wr, info))
+		if (slen > 0 && !sg_get_sense_info_fld(sense, slen, info))
 			*info = ~0ULL;
 		return 0;
 	case SG_LIB_CAT_TIMEOUT:
@@ -159,25 +154,27 @@ int pdd_scsi_result(const struct sg_io_hdr *h, uint64_t *info, bool *recovered)
 	case SG_LIB_CAT_OTHER: {
 		/* the command failed; sense that claims otherwise does not
 		 * make its data whole */
-		int err = h->sb_len_wr > 0 ? pdd_scsi_sense_err(h->sbp, h->sb_len_wr, info) : 0;
+		int err = slen > 0 ? pdd_scsi_sense_err(sense, slen, info) : 0;
 
 		return err ? err : -EIO;
 	}
 	default:
-		if (h->sb_len_wr > 0 && !sg_get_sense_info_fld(h->sbp, h->sb_len_wr, info))
+		if (slen > 0 && !sg_get_sense_info_fld(sense, slen, info))
 			*info = ~0ULL;
 		return fold_category(cat);
 	}
 }
 
-/* A libsgutils2 helper's result as a pdd error. */
-static int helper_err(int res)
+/*
+ * The outcome of a finished sg v3 command: 0 when it did its work (GOOD,
+ * or a RECOVERED ERROR, which sets *recovered), otherwise a pdd error:
+ * the sense category, category 33 when the command timed out, -EIO for a
+ * transport failure without sense.  *info as pdd_scsi_sense_err().
+ */
+int pdd_scsi_result(const struct sg_io_hdr *h, uint64_t *info, bool *recovered)
 {
-	if (res == 0)
-		return 0;
-	if (res < 0)
-		return -EIO;
-	return fold_category(res);
+	return outcome(sg_err_category3((struct sg_io_hdr *)h), h->sbp, h->sb_len_wr,
+		       info, recovered);
 }
 
 /* Whether to send a failed command again: a unit attention (a reset, a
@@ -192,6 +189,61 @@ bool pdd_scsi_again(int err, unsigned int tries[2])
 	return false;
 }
 
+/* One try of a command with data in (or none) through libsgutils2's
+ * pass-through layer. */
+static int pt_once(int fd, const uint8_t *cdb, int cdblen, uint8_t *in, int inlen,
+		   int vb)
+{
+	struct sg_pt_base *pt = construct_scsi_pt_obj_with_fd(fd, vb);
+	uint8_t sense[64];
+	uint64_t info;
+	bool rec;
+	int res, slen, err;
+
+	if (!pt)
+		return -ENOMEM;
+	memset(sense, 0, sizeof(sense));
+	set_scsi_pt_cdb(pt, cdb, cdblen);
+	set_scsi_pt_sense(pt, sense, sizeof(sense));
+	if (inlen)
+		set_scsi_pt_data_in(pt, in, inlen);
+	res = do_scsi_pt(pt, -1, PDD_SG_TIMEOUT, vb);
+	slen = get_scsi_pt_sense_len(pt);
+	if (res < 0)
+		err = res;
+	else if (get_scsi_pt_os_err(pt))
+		err = -get_scsi_pt_os_err(pt);
+	else if (res == SCSI_PT_DO_TIMEOUT)
+		err = PDD_ERR_SCSI(SG_LIB_CAT_TIMEOUT);
+	else if (res)
+		err = -EIO;
+	else
+		err = outcome(sg_err_category_new(get_scsi_pt_status_response(pt),
+						  get_scsi_pt_transport_err(pt), 0, sense, slen),
+			      sense, slen, &info, &rec);
+	destruct_scsi_pt_obj(pt);
+	return err;
+}
+
+/*
+ * A command outside the copy, judged as the copy's commands are, and sent
+ * again after unit attentions and aborts as they are.  (The sg_ll_*
+ * helpers of sg3_utils 1.46 take a command that timed out for a good one
+ * that returned no data, so pdd does not use them.)  0 or a pdd error.
+ */
+static int pt_cmd(int fd, const uint8_t *cdb, int cdblen, uint8_t *in, int inlen,
+		  int verbose)
+{
+	unsigned int tries[2] = { 0, 0 };
+	int vb = verbose > 2 ? verbose - 2 : 0;
+	int err;
+
+	do
+		err = pt_once(fd, cdb, cdblen, in, inlen, vb);
+	while (pdd_scsi_again(err, tries));
+	return err;
+}
+
 static uint64_t get_be(const uint8_t *p, int bytes)
 {
 	uint64_t v = 0;
@@ -204,22 +256,19 @@ static uint64_t get_be(const uint8_t *p, int bytes)
 /*
  * READ CAPACITY(10), and (16) when the device has 2^32 blocks or more:
  * the number of logical blocks, their size, and the physical block size
- * where (16) says.  Unit attentions and aborted commands are retried as
- * in a copy.  0 or a pdd error.  verbose > 1 lets libsgutils2 speak.
+ * where (16) says.  0 or a pdd error.
  */
 int pdd_scsi_capacity(int fd, uint64_t *blocks, unsigned int *lbs,
 		      unsigned int *pbs, int verbose)
 {
-	bool noisy = verbose > 1;
-	int vb = verbose > 2 ? verbose - 2 : 0;
-	unsigned int tries[2] = { 0, 0 };
+	static const uint8_t rc10[10] = { 0x25 };
+	/* SERVICE ACTION IN(16), READ CAPACITY(16), 32 bytes back */
+	static const uint8_t rc16[16] = { 0x9e, 0x10, [13] = 32 };
 	uint8_t r[32];
 	int err;
 
-	do {
-		memset(r, 0, sizeof(r));
-		err = helper_err(sg_ll_readcap_10(fd, false, 0, r, 8, noisy, vb));
-	} while (pdd_scsi_again(err, tries));
+	memset(r, 0, sizeof(r));
+	err = pt_cmd(fd, rc10, sizeof(rc10), r, 8, verbose);
 	if (err)
 		return err;
 	*blocks = get_be(r, 4) + 1;
@@ -227,10 +276,8 @@ int pdd_scsi_capacity(int fd, uint64_t *blocks, unsigned int *lbs,
 	*pbs = *lbs;
 	if (get_be(r, 4) != 0xffffffff)
 		return 0;
-	do {
-		memset(r, 0, sizeof(r));
-		err = helper_err(sg_ll_readcap_16(fd, false, 0, r, 32, noisy, vb));
-	} while (pdd_scsi_again(err, tries));
+	memset(r, 0, sizeof(r));
+	err = pt_cmd(fd, rc16, sizeof(rc16), r, 32, verbose);
 	if (err)
 		return err;
 	*blocks = get_be(r, 8) + 1;
@@ -239,17 +286,12 @@ int pdd_scsi_capacity(int fd, uint64_t *blocks, unsigned int *lbs,
 	return 0;
 }
 
-/* SYNCHRONIZE CACHE(10) of the whole device, with the same retries. */
+/* SYNCHRONIZE CACHE(10) of the whole device. */
 int pdd_scsi_sync(int fd, int verbose)
 {
-	unsigned int tries[2] = { 0, 0 };
-	int err;
+	static const uint8_t sc10[10] = { 0x35 };
 
-	do
-		err = helper_err(sg_ll_sync_cache_10(fd, false, false, 0, 0, 0, verbose > 1,
-						     verbose > 2 ? verbose - 2 : 0));
-	while (pdd_scsi_again(err, tries));
-	return err;
+	return pt_cmd(fd, sc10, sizeof(sc10), NULL, 0, verbose);
 }
 
 /* The words for a SCSI error code, as sg3_utils says them. */

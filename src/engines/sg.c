@@ -412,7 +412,7 @@ static int side_open(struct sg_side *s, const struct pdd_dev *d, unsigned int de
 	s->fds[0] = d->fd;
 	s->nfds = 1;
 	while (s->nfds < want && !(d->flags & PDD_F_EXCL)) {
-		int fd = open(d->path, O_RDWR | O_CLOEXEC);
+		int fd = open(d->path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
 
 		if (fd < 0) {
 			pdd_info(1, "'%s': a descriptor more could not be opened (%s); %u commands in flight at most",

@@ -56,6 +56,10 @@ check_raw() {
 		rawp if="$T/src" of="$R" bs=512 seek=1 count=8
 		expect_rc 31
 		expect_err "pdd: seek=1: offset 512 of '$R' is not a multiple of its logical block size 4096; with bs=512 seek= must be a multiple of 8"
+		# a last piece shorter than a block has no page cache to go through
+		rawp if="$T/src" of="$R" bs=512 count=9
+		expect_rc 31
+		expect_err "pdd: '$R' is a raw device, which moves whole 4096-byte blocks only, and the copy is 4608 bytes; give a count= of whole blocks"
 	fi
 	[ "$(md5sum <"$back")" = "$sum" ] || fail "a refused copy changed the raw device"
 }

@@ -193,6 +193,10 @@ for lbs in 512 4096; do
 	sgp run_pdd if="$A" of="$B"
 	expect_rc 5
 	expect_err "pdd: cannot read the capacity of '$B': Illegal request"
+	faults="timeout@$A:1"
+	sgp run_pdd if="$A" of=/dev/null
+	expect_rc 33
+	expect_err "pdd: cannot read the capacity of '$A': SCSI command timeout"
 	faults="aborted@$A:always"
 	sgp run_pdd if="$A" of=/dev/null
 	expect_rc 11
@@ -263,6 +267,10 @@ rc=0
 "$PDD" if="$T/a512.img" of=/dev/null engine=sg 2>"$T/err" || rc=$?
 expect_rc 31
 expect_err "pdd: engine=sg: neither side is an sg device"
+# an exclusive open of a device already open fails at once, not waits
+sgp run_pdd if="$A" of="$A" oflag=excl count=1
+expect_rc 66
+expect_err "pdd: cannot open '$A' for writing: Device or resource busy"
 # bs defaults to the logical block size of the sg side
 rm -f "$T/k.img"
 sgp run_pdd if="$K" of="$T/k.img" count=3
