@@ -7,13 +7,13 @@
 # including the blocks coe zero-fills around an injected medium error;
 # exact refusals; SCSI statuses to exit statuses; retries; SYNCHRONIZE
 # CACHE; FUA/DPO bits; several descriptors past 16 in flight; 16-byte CDBs
-# past 2^32 blocks.  SG_RUNS (default 3) random copies per block size.
+# past 2^32 blocks.  SG_RUNS (default 8) random copies per block size.
 # engines: sg
 . "$(dirname "$0")/../lib.sh"
 command -v sg_dd >/dev/null || skip "needs sg3_utils (sg_dd)"
 SGD=$top/tests/sgdouble/libsgdouble.so
 [ -e "$SGD" ] || fail "build the double first: make tests/sgdouble/libsgdouble.so"
-RUNS=${SG_RUNS:-3}
+RUNS=${SG_RUNS:-8}
 NB=5000			# blocks per device
 faults=
 

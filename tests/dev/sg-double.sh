@@ -11,9 +11,10 @@
 # ids, EAGAIN, poll, sense fields, iovecs, mmap, timeouts, latency); and
 # raw devices bound to a file look like char 162:N to coreutils' stat and
 # dd, read and write the file byte for byte, and are direct.
-# No root needed: nothing here is a real device.
+# No root needed: nothing here is a real device.  It runs once, with the
+# sg tests.
+# engines: sg
 . "$(dirname "$0")/../lib.sh"
-[ "${PDD_ENGINE:-threads}" = threads ] || skip "the double is engine-independent"
 for tool in sg_readcap sg_inq sg_turs sg_dd sgp_dd; do
 	command -v "$tool" >/dev/null || skip "needs sg3_utils ($tool)"
 done
