@@ -10,6 +10,7 @@
 #   run_pdd ARGS...        run pdd, stderr in $T/err, status in $rc
 #   expect_rc N            check $rc
 #   expect_err TEXT        check $T/err holds the exact line TEXT
+#   stamped, same, zeros   checks on stamped data in blocks of $lbs bytes
 # Only the loop devices this test made are ever detached.
 set -u
 
@@ -95,3 +96,23 @@ same_bytes() {
 # pick WORD...: one of the words, from the seeded sequence (no subshell:
 # bash reseeds RANDOM in each one).  Result in $picked.
 pick() { local a=("$@"); picked=${a[RANDOM % $#]}; }
+
+# Checks on address-stamped data (tests/tools/stamp) in blocks of $lbs bytes:
+# stamped FILE BLK N SALT SRCBLK: blocks BLK.. of FILE hold the stamps of
+# source blocks SRCBLK.. with SALT
+stamped() {
+	"$STAMP" check "$1" $(($2 * lbs)) $(($3 * lbs)) "$4" $(($5 * lbs)) "$lbs" ||
+		fail "$1 blocks $2+$3 are not salt $4 from block $5 (line ${BASH_LINENO[0]})"
+}
+
+# same FILE1 FILE2 BLK N: both hold the same blocks BLK..BLK+N-1
+same() {
+	cmp -s -n $(($4 * lbs)) -i $(($3 * lbs)):$(($3 * lbs)) -- "$1" "$2" ||
+		fail "$1 and $2 differ in blocks $3+$4 (line ${BASH_LINENO[0]})"
+}
+
+# zeros FILE BLK N: blocks BLK..BLK+N-1 of FILE are zeros
+zeros() {
+	cmp -s -n $(($3 * lbs)) -i $(($2 * lbs)):0 -- "$1" /dev/zero ||
+		fail "$1 blocks $2+$3 are not zero (line ${BASH_LINENO[0]})"
+}

@@ -31,16 +31,6 @@ sgdd() {
 	sgp sg_dd "$@" 2>"$T/sgdd.err" || sgrc=$?
 }
 
-stamped() {
-	"$STAMP" check "$1" $(($2 * lbs)) $(($3 * lbs)) "$4" $(($5 * lbs)) "$lbs" ||
-		fail "$1 blocks $2+$3 are not salt $4 from block $5 (line ${BASH_LINENO[0]})"
-}
-
-zeros() {
-	cmp -s -n $(($3 * lbs)) -i $(($2 * lbs)):0 -- "$1" /dev/zero ||
-		fail "$1 blocks $2+$3 are not zero (line ${BASH_LINENO[0]})"
-}
-
 # records: the records lines of the last run ($T/err), as sg_dd prints them
 records() { grep -E '^[0-9]+\+[0-9]+ records (in|out)$' "$1"; }
 

@@ -51,25 +51,6 @@ has() {
 	}
 }
 
-# stamped FILE BLK N SALT SRCBLK: blocks BLK.. of FILE hold the stamps of
-# source blocks SRCBLK..
-stamped() {
-	"$STAMP" check "$1" $(($2 * lbs)) $(($3 * lbs)) "$4" $(($5 * lbs)) "$lbs" ||
-		fail "$1 blocks $2+$3 are not salt $4 from block $5 (line ${BASH_LINENO[0]})"
-}
-
-# same FILE1 FILE2 BLK N: both hold the same blocks BLK..BLK+N-1
-same() {
-	cmp -s -n $(($4 * lbs)) -i $(($3 * lbs)):$(($3 * lbs)) -- "$1" "$2" ||
-		fail "$1 and $2 differ in blocks $3+$4 (line ${BASH_LINENO[0]})"
-}
-
-# zeros FILE BLK N
-zeros() {
-	cmp -s -n $(($3 * lbs)) -i $(($2 * lbs)):0 -- "$1" /dev/zero ||
-		fail "$1 blocks $2+$3 are not zero (line ${BASH_LINENO[0]})"
-}
-
 logged() {
 	grep -qF -- "$1" "$T/log" || fail "the double's log has no $1 (line ${BASH_LINENO[0]})"
 }
