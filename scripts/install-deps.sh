@@ -32,6 +32,7 @@ need_pkg libfuse3-dev	have_pc fuse3
 need_pkg util-linux	have_cmd losetup
 need_pkg e2fsprogs	have_cmd mkfs.ext4
 need_pkg gnuplot-nox	have_cmd gnuplot
+need_pkg gddrescue	have_cmd ddrescue
 
 if [ -z "$missing" ]; then
 	exit 0
