@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -68,6 +69,8 @@ struct pdd_opts {
 	unsigned int fua;		/* fua=0..3: 1 of, 2 if (sgp_dd's bits) */
 	bool dio;			/* dio=1: sg direct I/O (SG_FLAG_DIRECT_IO) */
 	bool coe;			/* coe=1: continue past unreadable blocks */
+	unsigned int retries;		/* retries=: more reads of a bad block */
+	uint64_t coe_limit;		/* coe_limit=: stop after this many, 0 never */
 	unsigned int timeout;		/* timeout=: seconds per SCSI command */
 	enum pdd_status status;		/* status= */
 	int verbose;			/* verbose= / deb= / -v */
@@ -150,6 +153,7 @@ struct pdd_result {
 	uint64_t bad_first, bad_last;	/* coe: lowest and highest of them */
 	unsigned int bad_unit;		/* coe: their size in bytes */
 	uint64_t recovered;		/* errors the device recovered itself */
+	int signal;			/* SIGINT or SIGTERM stopped the copy */
 	uint64_t err_off;		/* byte offset of the failure in its file */
 	size_t err_len;			/* bytes the failing request asked for */
 	double secs;			/* wall time of the copy and flush */
@@ -192,7 +196,16 @@ size_t pdd_fmt_bytes_line(char *buf, size_t len, uint64_t bytes, double secs);
 size_t pdd_fmt_time_line(char *buf, size_t len, uint64_t bytes, double secs);
 void pdd_report(const struct pdd_opts *o, const struct pdd_plan *p,
 		const struct pdd_result *r);
+void pdd_print_resume(int argc, char **argv, const struct pdd_plan *p,
+		      const struct pdd_dev *in, const struct pdd_dev *out,
+		      const struct pdd_result *r);
 int pdd_exit_status(const struct pdd_result *r);
+
+/* signals.c */
+extern volatile sig_atomic_t pdd_stop_signal;
+extern volatile sig_atomic_t pdd_report_now;
+void pdd_signals_install(void);
+void pdd_signals_block(bool block, sigset_t *old);
 
 /* msg.c: the one place that prints diagnostics */
 extern FILE *pdd_msg_stream;

@@ -144,6 +144,7 @@ static const struct operand operands[] = {
 	{ "bs",		ARG_U64,	OPT(bs),	1, PDD_MAX_XFER, 1 },
 	{ "cdbsz",	ARG_UINT,	OPT(cdbsz),	6, 16,		16 },
 	{ "coe",	ARG_BOOL,	OPT(coe),	0, 1,		17 },
+	{ "coe_limit",	ARG_U64,	OPT(coe_limit),	0, INT64_MAX,	21 },
 	{ "count",	ARG_U64,	OPT(count),	0, INT64_MAX,	2 },
 	{ "deb",	ARG_INT,	OPT(verbose),	0, 9,		3 },
 	{ "dio",	ARG_BOOL,	OPT(dio),	0, 1,		18 },
@@ -154,6 +155,7 @@ static const struct operand operands[] = {
 	{ "of",		ARG_PATH,	OPT(out_path),	0, 0,		7 },
 	{ "oflag",	ARG_OFLAGS,	OPT(oflags),	0, 0,		8 },
 	{ "qd",		ARG_UINT,	OPT(qd),	1, PDD_MAX_QD,	9 },
+	{ "retries",	ARG_UINT,	OPT(retries),	0, 1000,	22 },
 	{ "seek",	ARG_U64,	OPT(seek),	0, INT64_MAX,	10 },
 	{ "skip",	ARG_U64,	OPT(skip),	0, INT64_MAX,	11 },
 	{ "status",	ARG_STATUS,	OPT(status),	0, 0,		12 },
@@ -449,6 +451,8 @@ void pdd_usage(FILE *f)
 "  iflag=FLAGS    direct,nodirect,dsync,excl,coe,fua,dpo,null\n"
 "  oflag=FLAGS    direct,nodirect,dsync,excl,append,trunc,nocreat,fua,dpo,null\n"
 "  coe=0|1        continue past unreadable blocks, writing zeros (default 0)\n"
+"  retries=N      read a bad block N more times before giving it up (default 0)\n"
+"  coe_limit=N    with coe, stop after N unreadable blocks (default 0: never)\n"
 "  sync=0|1       flush the output before exit (default 1)\n"
 "  time=0|1       print transfer time, rate and CPU use (default 0)\n"
 "  status=WHICH   none (errors only) or noxfer (no bytes line)\n"

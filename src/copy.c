@@ -42,6 +42,7 @@ struct slot {
 					 * zero-fill (or stop at) when reached;
 					 * UINT64_MAX */
 	int bad_err;			/* the error that block gave */
+	unsigned int tries;		/* retries= spent on the block at got */
 };
 
 struct core {
@@ -58,6 +59,7 @@ struct core {
 	uint64_t err_idx;		/* transfer of the error in r */
 	bool barrier;			/* a buffered write to a direct output is
 					 * in flight: nothing else may be */
+	double t0;			/* when the copy started */
 	struct pdd_result *r;		/* what happened */
 };
 
@@ -132,6 +134,7 @@ static void start_read(struct core *c)
 	s->cap = s->len;
 	s->stepping = false;
 	s->known_bad = UINT64_MAX;
+	s->tries = 0;
 	submit_io(c, idx, PDD_OP_READ);
 }
 
@@ -196,8 +199,9 @@ static size_t coe_unit(const struct core *c)
 	return c->in->lbs;
 }
 
-/* coe: the block at got cannot be read; write zeros in its place. */
-static void zero_fill(struct core *c, struct slot *s)
+/* coe: the block at got cannot be read; write zeros in its place.
+ * Returns true when that makes coe_limit= blocks. */
+static bool zero_fill(struct core *c, struct slot *s)
 {
 	size_t unit = coe_unit(c);
 	size_t n = s->len - s->got < unit ? s->len - s->got : unit;
@@ -216,20 +220,23 @@ static void zero_fill(struct core *c, struct slot *s)
 	r->bad_unit = (unsigned int)unit;
 	s->got += n;
 	s->known_bad = UINT64_MAX;
+	s->tries = 0;
+	return c->o->coe_limit && r->bad_blocks >= c->o->coe_limit;
 }
 
-/* Without coe, a transfer whose good blocks before the first bad one are
- * read: they are written, and the copy stops at the bad block. */
-static void stop_at_bad(struct core *c, struct slot *s)
+/* The copy stops inside transfer s, after its first got bytes (read, or
+ * zero-filled): they are written, nothing after them.  The error is
+ * err, at input offset off. */
+static void stop_inside(struct core *c, struct slot *s, uint64_t off, int err)
 {
 	uint64_t idx = s->rq.idx;
 
 	if (!s->got) {
-		fail(c, idx, PDD_OP_READ, s->known_bad, coe_unit(c), s->bad_err);
+		fail(c, idx, PDD_OP_READ, off, coe_unit(c), err);
 		return;
 	}
 	pdd_seq_stop_at(&c->seq, idx + 1);	/* this one is written, in part */
-	record(c, idx, PDD_OP_READ, s->known_bad, coe_unit(c), s->bad_err);
+	record(c, idx, PDD_OP_READ, off, coe_unit(c), err);
 	s->len = s->got;
 	pdd_seq_read_done(&c->seq, idx);
 }
@@ -241,11 +248,25 @@ static void stop_at_bad(struct core *c, struct slot *s)
 static void read_more(struct core *c, struct slot *s)
 {
 	while (s->got < s->len && in_start(c, s) + s->got == s->known_bad) {
-		if (!c->o->coe) {
-			stop_at_bad(c, s);
+		uint64_t bad = s->known_bad;
+
+		if (s->tries < c->o->retries) {		/* that block alone, again */
+			s->tries++;
+			s->known_bad = UINT64_MAX;
+			s->cap = s->got + coe_unit(c) < s->len ? s->got + coe_unit(c) : s->len;
+			submit_io(c, s->rq.idx, PDD_OP_READ);
 			return;
 		}
-		zero_fill(c, s);
+		if (!c->o->coe) {
+			stop_inside(c, s, bad, s->bad_err);
+			return;
+		}
+		if (zero_fill(c, s)) {
+			pdd_error("coe_limit=%" PRIu64 " reached: stopping after LBA %" PRIu64,
+				  c->o->coe_limit, bad / coe_unit(c));
+			stop_inside(c, s, bad, s->bad_err);
+			return;
+		}
 	}
 	if (s->got >= s->len) {
 		pdd_seq_read_done(&c->seq, s->rq.idx);
@@ -315,6 +336,8 @@ static void read_done(struct core *c, struct slot *s)
 		return;
 	}
 	s->got += (size_t)s->rq.res;
+	if (s->rq.res > 0)
+		s->tries = 0;
 	if (s->rq.res == 0) {			/* end of the input */
 		pdd_seq_stop_at(&c->seq, s->got ? idx + 1 : idx);
 		if (!s->got) {
@@ -385,12 +408,36 @@ static void issue(struct core *c)
 	} while (more);
 }
 
+static double now(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* SIGINT or SIGTERM: no new reads; what is in flight is finished and
+ * written below them.  SIGUSR1: the report so far. */
+static void check_signals(struct core *c)
+{
+	if (pdd_stop_signal && !c->r->signal) {
+		c->r->signal = pdd_stop_signal;
+		pdd_seq_stop_at(&c->seq, c->seq.next_read);
+	}
+	if (pdd_report_now) {
+		pdd_report_now = 0;
+		c->r->secs = now(CLOCK_MONOTONIC) - c->t0;
+		pdd_report(c->o, c->p, c->r);
+	}
+}
+
 static int run(struct core *c)
 {
 	struct pdd_req *done[64];
 	int n;
 
 	for (;;) {
+		check_signals(c);
 		issue(c);
 		if (!c->reads && !c->writes)
 			return 0;
@@ -414,6 +461,7 @@ static int run(struct core *c)
 static int setup(struct core *c)
 {
 	uint64_t ntrans = PDD_UNTIL_EOF;
+	sigset_t old;
 	const struct pdd_plan *p = c->p;
 	int err;
 
@@ -432,9 +480,12 @@ static int setup(struct core *c)
 			  p->xfer, strerror(ENOMEM));
 		return -ENOMEM;
 	}
+	/* the engine's threads leave the copy's signals to this one */
+	pdd_signals_block(true, &old);
 	err = pdd_engine_start(&c->eng, p->ops, &(struct pdd_engine){
 		.threads = p->threads, .depth = p->depth, .in = c->in, .out = c->out,
 		.bufs = c->bufs, .nbufs = p->depth, .buf_len = p->xfer });
+	pdd_signals_block(false, &old);
 	if (err) {
 		pdd_error("cannot start engine %s: %s", p->ops->name, strerror(-err));
 		return err;
@@ -459,14 +510,6 @@ static void teardown(struct core *c)
 	free(c->bufs);
 	free(c->slots);
 	pdd_seq_free(&c->seq);
-}
-
-static double now(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static double tv_secs(struct timeval tv)
@@ -537,7 +580,7 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 		return err;
 	}
 	getrusage(RUSAGE_SELF, &ru0);
-	t0 = now(CLOCK_MONOTONIC);
+	t0 = c.t0 = now(CLOCK_MONOTONIC);
 
 	err = run(&c);
 	r->recovered = c.eng.recovered;
@@ -565,5 +608,9 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 			 r->recovered == 1 ? "" : "s");
 	if (r->err)
 		report_error(&c);
+	else if (r->signal)
+		pdd_error("stopped by SIG%s: %" PRIu64 " bytes are copied: input below block %" PRIu64
+			  " is in output below block %" PRIu64, sigabbrev_np(r->signal), r->out_bytes,
+			  (p->in_off + r->out_bytes) / p->bs, (p->out_off + r->out_bytes) / p->bs);
 	return 0;
 }

@@ -83,12 +83,14 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
+	pdd_signals_install();
 	err = pdd_copy(&p, &in, &out, &o, &r);
 	if (err) {
 		status = PDD_EXIT_OTHER;
 		goto out;
 	}
 	pdd_report(&o, &p, &r);
+	pdd_print_resume(argc, argv, &p, &in, &out, &r);
 	status = pdd_exit_status(&r);
 out:
 	pdd_dev_close(&in);

@@ -135,6 +135,8 @@ void pdd_report(const struct pdd_opts *o, const struct pdd_plan *p,
 /* sg3_utils' categories for an error met while copying. */
 int pdd_exit_status(const struct pdd_result *r)
 {
+	if (r->signal)
+		return 128 + r->signal;	/* as the shell reports a signal */
 	if (pdd_err_is_scsi(r->err))
 		return -r->err - PDD_ESCSI;	/* sg3_utils' category */
 	switch (-r->err) {
@@ -153,4 +155,62 @@ int pdd_exit_status(const struct pdd_result *r)
 	default:
 		return PDD_EXIT_FILE_ERROR;
 	}
+}
+
+/* An operand as the shell would take it back: quoted when it needs to be. */
+static void put_word(FILE *f, const char *w)
+{
+	if (w[strspn(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		       "0123456789=/.,_+:@%-")] == '\0') {
+		fprintf(f, " %s", w);
+		return;
+	}
+	fputs(" '", f);
+	for (; *w; w++)
+		if (*w == '\'')
+			fputs("'\\''", f);
+		else
+			fputc(*w, f);
+	fputc('\'', f);
+}
+
+static bool is_operand(const char *w, const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(w, name, n) && w[n] == '=';
+}
+
+/*
+ * A copy that stopped with work left (an error, a signal): the command
+ * that goes on from the done mark.  It is the command as given, with
+ * skip=, seek= and count= moved on by what was written and bs= spelled
+ * out; rerun, it copies exactly what is missing.  A stream cannot be
+ * wound back to the done mark, so for one pdd says so instead.
+ */
+void pdd_print_resume(int argc, char **argv, const struct pdd_plan *p,
+		      const struct pdd_dev *in, const struct pdd_dev *out,
+		      const struct pdd_result *r)
+{
+	uint64_t done = r->out_bytes - r->out_bytes % p->bs;
+
+	if ((!r->err && !r->signal) || r->err_op == PDD_OP_FLUSH ||
+	    (p->total != PDD_UNTIL_EOF && done >= p->total))
+		return;
+	if (in->stream || out->stream) {
+		pdd_error("the rest cannot be copied by a rerun: '%s' is a stream",
+			  in->stream ? in->name : out->name);
+		return;
+	}
+	fputs("pdd: to resume: pdd", stderr);
+	for (int i = 1; i < argc; i++)
+		if (!is_operand(argv[i], "skip") && !is_operand(argv[i], "seek") &&
+		    !is_operand(argv[i], "count") && !is_operand(argv[i], "bs"))
+			put_word(stderr, argv[i]);
+	fprintf(stderr, " bs=%" PRIu64 " skip=%" PRIu64 " seek=%" PRIu64, p->bs,
+		(p->in_off + done) / p->bs, (p->out_off + done) / p->bs);
+	if (p->total != PDD_UNTIL_EOF)
+		fprintf(stderr, " count=%" PRIu64, (p->total - done + p->bs - 1) / p->bs);
+	fputc('\n', stderr);
+	fflush(stderr);
 }

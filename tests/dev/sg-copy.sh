@@ -155,6 +155,23 @@ for lbs in 512 4096; do
 		zeros "$T/p.img" 1000 4
 		stamped "$T/p.img" 1004 $((NB - 1004)) 1 1004
 	done
+	# retries=2: each bad block is read twice more, alone, before zeros
+	: >"$T/log"
+	rm -f "$T/p.img"
+	sgp run_pdd if="$A" of="$T/p.img" bpt=128 coe=1 retries=2
+	expect_rc 3
+	for l in 1000 1001 1002 1003; do
+		[ "$(grep -c "lba $l blocks 1 " "$T/log")" = 2 ] || fail "LBA $l was not retried twice alone"
+	done
+	stamped "$T/p.img" 1004 $((NB - 1004)) 1 1004
+	# coe_limit=2: the second bad block is the last, and the rest can resume
+	rm -f "$T/p.img"
+	sgp run_pdd if="$A" of="$T/p.img" bpt=128 coe=1 coe_limit=2
+	expect_rc 3
+	expect_err "pdd: coe_limit=2 reached: stopping after LBA 1001"
+	expect_err "pdd: 2 unreadable blocks of $lbs bytes written as zeros, LBA 1000 to 1001"
+	expect_err "pdd: to resume: pdd if=$A of=$T/p.img bpt=128 coe=1 coe_limit=2${PDD_ENGINE:+ engine=$PDD_ENGINE} bs=$lbs skip=1002 seek=1002 count=$((NB - 1002))"
+	[ "$(stat -c %s "$T/p.img")" = $((1002 * lbs)) ] || fail "coe_limit did not stop after block 1001"
 	# without coe the copy stops exactly at the first bad block
 	rm -f "$T/p.img"
 	sgp run_pdd if="$A" of="$T/p.img" bpt=128

@@ -1,0 +1,465 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * faultfs: a FUSE file system of one file whose reads and writes fail
+ * with EIO where the test says, for pdd's rescue tests.  Put a loop
+ * device on it and the block device has real, exact bad sectors.
+ *
+ *   faultfs BACKING MOUNTPOINT [FAULT...] [FUSE-OPTION...]
+ *
+ * MOUNTPOINT/disk is the regular file BACKING (its bytes, its size; read
+ * and written through with pread/pwrite, opened direct_io so that the
+ * page cache hides nothing and every read and write reaches faultfs).
+ * MOUNTPOINT/control shows the fault set and the counters when read:
+ *
+ *   read=A-B,... write=A-B,... fsync=0|1 delay_us=N
+ *   reads=N writes=N failed_reads=N failed_writes=N fsyncs=N failed_fsyncs=N
+ *
+ * and replaces the whole fault set when written a line of FAULTs (an
+ * empty line clears it; "reset" in the line also zeroes the counters):
+ *
+ *   read=A-B[,A-B...]   a read request that overlaps any byte of [A, B)
+ *                       (decimal bytes) fails as a whole with EIO
+ *   write=A-B[,A-B...]  the same for writes; nothing of the request is
+ *                       written
+ *   fsync=1             fsync and fdatasync fail with EIO, and so does
+ *                       flush (every close(2) of disk)
+ *   delay_us=N          every read and write of disk sleeps N us first
+ *
+ * FUSE-OPTIONs (-f, -d, -s, -o ...) go to libfuse; by default the program
+ * returns once mounted and serves in the background, multithreaded, with
+ * auto_unmount (a killed faultfs does not leave a dead mount behind).
+ * "fusermount3 -u MOUNTPOINT" or "umount MOUNTPOINT" ends it, once no
+ * loop device holds disk open.
+ *
+ * Status: what faultfs does NOT do
+ *   - It knows no sectors: a request fails or succeeds whole.  Which
+ *     requests arrive is the kernel's choice (the loop device, FUSE's
+ *     max_pages splitting); tests/dev/faultfs.sh shows the settings under
+ *     which a bad range fails exactly the loop sectors that hold it.
+ *   - Only EIO, and only on disk; no short reads or writes, no silent
+ *     corruption, no faults that fire N times or after N requests, no
+ *     latency per range, no ENOSPC.  Faults on other operations
+ *     (open, getattr, truncate) do not exist.
+ *   - Flushes are not counted.  fsyncs counts fsync and fdatasync calls.
+ *   - A write beyond the end grows BACKING; truncating disk truncates
+ *     BACKING.  No other files, no directories, no links, no xattrs.
+ *   - One line per write(2) of control: a line split across two writes
+ *     is two fault sets.  A bad line is refused whole (EINVAL).
+ */
+#define FUSE_USE_VERSION 31
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAXR 256
+
+struct range { uint64_t lo, hi; };
+
+struct faults {
+	struct range rd[MAXR], wr[MAXR];
+	int nrd, nwr, fsync;
+	unsigned long delay_us;
+};
+
+static int backing = -1;
+static struct faults cur;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_uint_fast64_t n_reads, n_writes, n_bad_reads, n_bad_writes,
+	n_fsyncs, n_bad_fsyncs;
+
+/* a control file open for reading holds the text it had at open */
+struct snap { char *buf; size_t len; };
+
+static int number(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return errno || *end ? -1 : 0;
+}
+
+/* "A-B,C-D" (or "") into r; -1 when malformed */
+static int ranges(char *s, struct range *r, int *n)
+{
+	char *save = NULL, *tok, *dash;
+
+	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		dash = strchr(tok, '-');
+		if (!dash || *n >= MAXR)
+			return -1;
+		*dash = 0;
+		if (number(tok, &r[*n].lo) || number(dash + 1, &r[*n].hi) ||
+		    r[*n].lo >= r[*n].hi)
+			return -1;
+		(*n)++;
+	}
+	return 0;
+}
+
+/* a line of FAULTs into f; *reset set when it says "reset" */
+static int parse(char *line, struct faults *f, int *reset)
+{
+	char *save = NULL, *tok;
+	uint64_t v;
+
+	memset(f, 0, sizeof(*f));
+	*reset = 0;
+	for (tok = strtok_r(line, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
+		if (!strncmp(tok, "read=", 5)) {
+			if (ranges(tok + 5, f->rd, &f->nrd))
+				return -1;
+		} else if (!strncmp(tok, "write=", 6)) {
+			if (ranges(tok + 6, f->wr, &f->nwr))
+				return -1;
+		} else if (!strncmp(tok, "fsync=", 6)) {
+			if (number(tok + 6, &v) || v > 1)
+				return -1;
+			f->fsync = (int)v;
+		} else if (!strncmp(tok, "delay_us=", 9)) {
+			if (number(tok + 9, &v) || v > 60000000)
+				return -1;
+			f->delay_us = (unsigned long)v;
+		} else if (!strcmp(tok, "reset")) {
+			*reset = 1;
+		} else {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void put_ranges(FILE *o, const char *name, const struct range *r, int n)
+{
+	fprintf(o, "%s=", name);
+	for (int i = 0; i < n; i++)
+		fprintf(o, "%s%" PRIu64 "-%" PRIu64, i ? "," : "", r[i].lo, r[i].hi);
+}
+
+static int overlaps(const struct range *r, int n, off_t off, size_t size)
+{
+	uint64_t lo = (uint64_t)off, hi = lo + size;
+
+	for (int i = 0; i < n; i++)
+		if (lo < r[i].hi && r[i].lo < hi)
+			return 1;
+	return 0;
+}
+
+/* the fault decision for one request, and its delay */
+static int faulty(int write, off_t off, size_t size)
+{
+	unsigned long delay;
+	int bad;
+
+	pthread_mutex_lock(&lock);
+	bad = write ? overlaps(cur.wr, cur.nwr, off, size) : overlaps(cur.rd, cur.nrd, off, size);
+	delay = cur.delay_us;
+	pthread_mutex_unlock(&lock);
+	if (delay) {
+		struct timespec ts = { (time_t)(delay / 1000000), (long)(delay % 1000000) * 1000 };
+
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+	}
+	return bad;
+}
+
+static int is(const char *path, const char *name)
+{
+	return path && !strcmp(path, name);
+}
+
+static void *ff_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+{
+	(void)conn;
+	cfg->direct_io = 1;
+	cfg->kernel_cache = 0;
+	cfg->attr_timeout = 0;
+	cfg->entry_timeout = 0;
+	cfg->negative_timeout = 0;
+	return NULL;
+}
+
+static int ff_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+{
+	struct stat b;
+
+	(void)fi;
+	memset(st, 0, sizeof(*st));
+	st->st_uid = getuid();
+	st->st_gid = getgid();
+	if (is(path, "/")) {
+		st->st_mode = S_IFDIR | 0755;
+		st->st_nlink = 2;
+	} else if (is(path, "/disk")) {
+		if (fstat(backing, &b))
+			return -errno;
+		st->st_mode = S_IFREG | 0644;
+		st->st_nlink = 1;
+		st->st_size = b.st_size;
+		st->st_blocks = b.st_blocks;
+		st->st_blksize = 4096;
+		st->st_atim = b.st_atim;
+		st->st_mtim = b.st_mtim;
+		st->st_ctim = b.st_ctim;
+	} else if (is(path, "/control")) {
+		st->st_mode = S_IFREG | 0644;
+		st->st_nlink = 1;
+	} else {
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static int ff_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t off,
+		      struct fuse_file_info *fi, enum fuse_readdir_flags flags)
+{
+	(void)off, (void)fi, (void)flags;
+	if (!is(path, "/"))
+		return -ENOTDIR;
+	fill(buf, ".", NULL, 0, 0);
+	fill(buf, "..", NULL, 0, 0);
+	fill(buf, "disk", NULL, 0, 0);
+	fill(buf, "control", NULL, 0, 0);
+	return 0;
+}
+
+static int ff_open(const char *path, struct fuse_file_info *fi)
+{
+	struct snap *s;
+	FILE *o;
+
+	fi->direct_io = 1;
+	fi->fh = 0;
+	if (is(path, "/disk"))
+		return 0;
+	if (!is(path, "/control"))
+		return -ENOENT;
+	s = calloc(1, sizeof(*s));
+	if (!s || !(o = open_memstream(&s->buf, &s->len))) {
+		free(s);
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&lock);
+	put_ranges(o, "read", cur.rd, cur.nrd);
+	put_ranges(o, " write", cur.wr, cur.nwr);
+	fprintf(o, " fsync=%d delay_us=%lu\n", cur.fsync, cur.delay_us);
+	pthread_mutex_unlock(&lock);
+	fprintf(o, "reads=%" PRIuFAST64 " writes=%" PRIuFAST64 " failed_reads=%" PRIuFAST64
+		" failed_writes=%" PRIuFAST64 " fsyncs=%" PRIuFAST64 " failed_fsyncs=%" PRIuFAST64 "\n",
+		atomic_load(&n_reads), atomic_load(&n_writes), atomic_load(&n_bad_reads),
+		atomic_load(&n_bad_writes), atomic_load(&n_fsyncs), atomic_load(&n_bad_fsyncs));
+	if (fclose(o)) {
+		free(s->buf);
+		free(s);
+		return -ENOMEM;
+	}
+	fi->fh = (uintptr_t)s;
+	return 0;
+}
+
+static int ff_release(const char *path, struct fuse_file_info *fi)
+{
+	struct snap *s = (struct snap *)(uintptr_t)fi->fh;
+
+	(void)path;
+	if (s)
+		free(s->buf);
+	free(s);
+	return 0;
+}
+
+static int ff_read(const char *path, char *buf, size_t size, off_t off,
+		   struct fuse_file_info *fi)
+{
+	struct snap *s = (struct snap *)(uintptr_t)fi->fh;
+	size_t done = 0;
+
+	if (s) {
+		if ((size_t)off >= s->len)
+			return 0;
+		if (size > s->len - (size_t)off)
+			size = s->len - (size_t)off;
+		memcpy(buf, s->buf + off, size);
+		return (int)size;
+	}
+	if (!is(path, "/disk"))
+		return -EBADF;
+	atomic_fetch_add(&n_reads, 1);
+	if (faulty(0, off, size)) {
+		atomic_fetch_add(&n_bad_reads, 1);
+		return -EIO;
+	}
+	while (done < size) {
+		ssize_t r = pread(backing, buf + done, size - done, off + (off_t)done);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			break;
+		done += (size_t)r;
+	}
+	return (int)done;
+}
+
+static int ff_write(const char *path, const char *buf, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	struct faults f;
+	size_t done = 0;
+	char *line;
+	int reset;
+
+	(void)fi;
+	if (is(path, "/control")) {
+		line = strndup(buf, size);
+		if (!line)
+			return -ENOMEM;
+		if (parse(line, &f, &reset)) {
+			free(line);
+			return -EINVAL;
+		}
+		free(line);
+		pthread_mutex_lock(&lock);
+		cur = f;
+		pthread_mutex_unlock(&lock);
+		if (reset) {
+			atomic_store(&n_reads, 0);
+			atomic_store(&n_writes, 0);
+			atomic_store(&n_bad_reads, 0);
+			atomic_store(&n_bad_writes, 0);
+			atomic_store(&n_fsyncs, 0);
+			atomic_store(&n_bad_fsyncs, 0);
+		}
+		return (int)size;
+	}
+	if (!is(path, "/disk"))
+		return -EBADF;
+	atomic_fetch_add(&n_writes, 1);
+	if (faulty(1, off, size)) {
+		atomic_fetch_add(&n_bad_writes, 1);
+		return -EIO;
+	}
+	while (done < size) {
+		ssize_t r = pwrite(backing, buf + done, size - done, off + (off_t)done);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return done ? (int)done : -errno;
+		done += (size_t)r;
+	}
+	return (int)done;
+}
+
+static int fsync_fault(void)
+{
+	int f;
+
+	pthread_mutex_lock(&lock);
+	f = cur.fsync;
+	pthread_mutex_unlock(&lock);
+	return f;
+}
+
+static int ff_fsync(const char *path, int datasync, struct fuse_file_info *fi)
+{
+	(void)fi;
+	if (!is(path, "/disk"))
+		return 0;
+	atomic_fetch_add(&n_fsyncs, 1);
+	if (fsync_fault()) {
+		atomic_fetch_add(&n_bad_fsyncs, 1);
+		return -EIO;
+	}
+	return (datasync ? fdatasync(backing) : fsync(backing)) ? -errno : 0;
+}
+
+static int ff_flush(const char *path, struct fuse_file_info *fi)
+{
+	(void)fi;
+	return is(path, "/disk") && fsync_fault() ? -EIO : 0;
+}
+
+static int ff_truncate(const char *path, off_t size, struct fuse_file_info *fi)
+{
+	(void)fi;
+	if (is(path, "/control"))
+		return 0;
+	if (!is(path, "/disk"))
+		return -ENOENT;
+	return ftruncate(backing, size) ? -errno : 0;
+}
+
+static const struct fuse_operations ops = {
+	.init = ff_init,
+	.getattr = ff_getattr,
+	.readdir = ff_readdir,
+	.open = ff_open,
+	.release = ff_release,
+	.read = ff_read,
+	.write = ff_write,
+	.fsync = ff_fsync,
+	.flush = ff_flush,
+	.truncate = ff_truncate,
+};
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: faultfs BACKING MOUNTPOINT [read=A-B,...] [write=A-B,...]"
+			" [fsync=0|1] [delay_us=N] [FUSE-OPTION...]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	char **fargv = calloc((size_t)argc + 3, sizeof(char *));
+	char *line = calloc(1, 1);
+	int fargc = 0, reset;
+	struct stat st;
+
+	if (argc < 3 || !fargv || !line)
+		usage();
+	backing = open(argv[1], O_RDWR | O_CLOEXEC);
+	if (backing < 0 || fstat(backing, &st) || !S_ISREG(st.st_mode)) {
+		fprintf(stderr, "faultfs: %s: %s\n", argv[1],
+			backing < 0 ? strerror(errno) : "not a regular file");
+		return 2;
+	}
+	fargv[fargc++] = argv[0];
+	fargv[fargc++] = argv[2];
+	fargv[fargc++] = "-oauto_unmount,fsname=faultfs,subtype=faultfs";
+	for (int i = 3; i < argc; i++) {
+		if (argv[i][0] == '-') {
+			fargv[fargc++] = argv[i];
+			if (!strcmp(argv[i], "-o") && i + 1 < argc)
+				fargv[fargc++] = argv[++i];
+			continue;
+		}
+		size_t n = strlen(line);
+
+		line = realloc(line, n + strlen(argv[i]) + 2);
+		if (!line)
+			usage();
+		sprintf(line + n, "%s ", argv[i]);
+	}
+	if (parse(line, &cur, &reset))
+		usage();
+	free(line);
+	return fuse_main(fargc, fargv, &ops, NULL);
+}
