@@ -52,6 +52,7 @@ HDRS = $(wildcard include/*.h)
 
 UNIT_TESTS = args plan seq stats $(if $(SCSI_SRCS),scsi)
 TOOLS = tests/tools/stamp tests/tools/noring tests/sgdouble/libsgdouble.so
+TOOLS += $(if $(shell pkg-config --exists fuse3 2>/dev/null && echo y),tests/faultfs/faultfs)
 
 .SECONDARY:
 
@@ -120,6 +121,10 @@ tests/tools/%: tests/tools/%.c
 tests/sgdouble/libsgdouble.so: tests/sgdouble/sgdouble.c
 	$(msg) CC $<
 	$(Q)$(CC) $(ALL_CFLAGS) -shared -fPIC -o $@ $< -ldl
+
+tests/faultfs/faultfs: tests/faultfs/faultfs.c
+	$(msg) CC $<
+	$(Q)$(CC) $(ALL_CFLAGS) $$(pkg-config --cflags fuse3) -o $@ $< $$(pkg-config --libs fuse3)
 
 unit: $(UNIT_TESTS:%=build/test-%)
 	$(Q)for t in $^; do $$t || exit 1; done

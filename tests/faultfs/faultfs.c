@@ -31,16 +31,24 @@
  * "fusermount3 -u MOUNTPOINT" or "umount MOUNTPOINT" ends it, once no
  * loop device holds disk open.
  *
+ * Under a loop device (losetup --direct-io=on, or off: both work on FUSE
+ * here) with /sys/block/loopN/queue/nomerges set to 2, an O_DIRECT read
+ * of the loop device fails with EIO exactly when it covers a bad byte,
+ * whatever its size and the loop's sector size (tests/dev/faultfs.sh).
+ * With nomerges 0 or 1 adjacent requests in flight are merged and fail
+ * together; buffered reads fail whole pages.
+ *
  * Status: what faultfs does NOT do
- *   - It knows no sectors: a request fails or succeeds whole.  Which
- *     requests arrive is the kernel's choice (the loop device, FUSE's
- *     max_pages splitting); tests/dev/faultfs.sh shows the settings under
- *     which a bad range fails exactly the loop sectors that hold it.
+ *   - It knows no sectors: a FUSE request fails or succeeds whole.  The
+ *     kernel may split one loop request into several FUSE requests (a
+ *     1 MiB one came as 2 x 512 KiB, or 956 + 68 KiB): a read then fails
+ *     whole, but a write may leave its first parts written.
  *   - Only EIO, and only on disk; no short reads or writes, no silent
  *     corruption, no faults that fire N times or after N requests, no
  *     latency per range, no ENOSPC.  Faults on other operations
  *     (open, getattr, truncate) do not exist.
- *   - Flushes are not counted.  fsyncs counts fsync and fdatasync calls.
+ *   - Flushes are not counted.  fsyncs counts fsync and fdatasync calls
+ *     (losetup --direct-io=on makes one itself, and succeeds if it fails).
  *   - A write beyond the end grows BACKING; truncating disk truncates
  *     BACKING.  No other files, no directories, no links, no xattrs.
  *   - One line per write(2) of control: a line split across two writes
@@ -443,7 +451,8 @@ int main(int argc, char **argv)
 	}
 	fargv[fargc++] = argv[0];
 	fargv[fargc++] = argv[2];
-	fargv[fargc++] = "-oauto_unmount,fsname=faultfs,subtype=faultfs";
+	/* libfuse 3.14 calls its own default max_idle_threads invalid */
+	fargv[fargc++] = "-oauto_unmount,fsname=faultfs,subtype=faultfs,max_idle_threads=10";
 	for (int i = 3; i < argc; i++) {
 		if (argv[i][0] == '-') {
 			fargv[fargc++] = argv[i];

@@ -1,0 +1,221 @@
+#!/bin/bash
+# engines: threads
+# tests/faultfs/faultfs gives a loop device real, exact bad sectors: under
+# a loop device (direct-io=on, nomerges=2) over its disk file, an O_DIRECT
+# read of 512 or 4096 bytes or 64 KiB that covers a bad byte fails with
+# EIO, its neighbours read the backing bytes exactly, and GNU ddrescue -d
+# maps exactly the bad sectors; merged requests (nomerges=0) fail whole,
+# which is why nomerges=2.  Write faults leave the backing file as it was,
+# fsync=1 fails fsync, delay_us= slows every request, the control file
+# changes the faults while mounted and counts, and a killed faultfs
+# leaves no mount behind.  No pdd here: it runs once, with any engine.
+. "$(dirname "$0")/../lib.sh"
+requires_root
+
+FAULTFS=$top/tests/faultfs/faultfs
+[ -x "$FAULTFS" ] || skip "tests/faultfs/faultfs is not built (needs libfuse3-dev)"
+[ -c /dev/fuse ] || skip "no /dev/fuse"
+command -v fusermount3 >/dev/null || skip "no fusermount3 (package fuse3)"
+command -v ddrescue >/dev/null || skip "no ddrescue (package gddrescue)"
+
+MiB=1048576
+M=$T/mnt
+mkdir "$M" "$T/mnt2"
+"$STAMP" fill "$T/back" 0 $((4 * MiB)) 3
+# bad bytes: sector 100 exactly, one byte of sector 301, the end of 1000
+# and the start of 1001, and sectors 2048..2055 (a whole 4 KiB block)
+BAD="read=51200-51712,154200-154201,512100-512600,1048576-1052672"
+bad512="100 301 1000 1001 2048 2049 2050 2051 2052 2053 2054 2055"
+bad4k="12 37 125 256"
+"$FAULTFS" "$T/back" "$M" $BAD || fail "faultfs did not mount"
+echo "$M" >>"$T/.mounts"
+mountpoint -q "$M" || fail "faultfs returned before mounting"
+
+ctl() { echo "$1" >"$M/control" || fail "control refused '$1' (line ${BASH_LINENO[0]})"; }
+count() { tail -1 "$M/control" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+expect_count() {	# expect_count NAME N
+	[ "$(count "$1")" = "$2" ] || { cat "$M/control"; fail "$1 is $(count "$1"), expected $2 (line ${BASH_LINENO[0]})"; }
+}
+# loop L SECTOR: a loop device over the disk file, unmerged requests
+loop() {
+	local l
+	l=$(mkloop "$M/disk" "$2")
+	echo 2 >"/sys/block/${l#/dev/}/queue/nomerges" || fail "cannot set nomerges on $l"
+	command -v udevadm >/dev/null && udevadm settle 2>/dev/null
+	echo "$l: sector $2, dio $(cat "/sys/block/${l#/dev/}/loop/dio")" >&2
+	printf -v "$1" %s "$l"
+}
+unloop() {	# detach $1 now and forget it
+	losetup -d "$1" || fail "cannot detach $1"
+	sed -i "\|^$1\$|d" "$T/.loops"
+}
+# lib.sh's cleanup would try an unmounted path for 2 s
+forget_mount() { sed -i "\|^$1\$|d" "$T/.mounts"; }
+# rd DEV BS BLK: one O_DIRECT read of block BLK; ok, or fail on EIO only
+rd() {
+	dd if="$1" of=/dev/null iflag=direct bs="$2" skip="$3" count=1 status=none 2>"$T/dderr" && return 0
+	grep -q "Input/output error" "$T/dderr" || { cat "$T/dderr"; fail "read of $1 bs=$2 block $3 failed other than EIO"; }
+	return 1
+}
+bad_reads() {	# bad_reads DEV BS BLK...: each fails
+	local d=$1 bs=$2 b; shift 2
+	for b; do rd "$d" "$bs" "$b" && fail "$d bs=$bs block $b read fine, expected EIO (line ${BASH_LINENO[0]})"; done
+	return 0
+}
+good_reads() {
+	local d=$1 bs=$2 b; shift 2
+	for b; do rd "$d" "$bs" "$b" || fail "$d bs=$bs block $b failed (line ${BASH_LINENO[0]})"; done
+}
+# rescue DEV BS: ddrescue -d DEV into $T/res, map in $T/map; '-' areas
+# printed as "POS SIZE" in bytes
+rescue() {
+	rm -f "$T/res" "$T/map"
+	ddrescue -d -b "$2" "$1" "$T/res" "$T/map" >"$T/ddrescue.log" 2>&1 ||
+		{ cat "$T/ddrescue.log"; fail "ddrescue on $1 failed"; }
+	echo "ddrescue -d -b $2 on $1 maps bad:" >&2
+	grep -E -- '-$' "$T/map" | sed 's/^/    /' >&2
+	while read -r pos size st; do
+		[ "$st" = - ] && echo "$((pos)) $((size))"
+	done < <(grep -v '^#' "$T/map" | tail -n +2)
+}
+# differ FILE BS: the blocks where FILE differs from the backing file
+differ() { cmp -l "$1" "$T/back" | awk -v bs="$2" '{print int(($1 - 1) / bs)}' | uniq | tr '\n' ' '; }
+
+[ "$(head -1 "$M/control")" = "$BAD write= fsync=0 delay_us=0" ] || { cat "$M/control"; fail "control does not show the faults given"; }
+cmp -s "$M/disk" "$T/back" 2>/dev/null && fail "reading the whole disk file did not fail"
+[ "$(stat -c %s "$M/disk")" = $((4 * MiB)) ] || fail "disk has not the backing file's size"
+
+# --- 512-byte sectors -------------------------------------------------------
+loop L 512
+ctl "$BAD reset"
+good_reads "$L" 512 99 101 300 302 999 1002 2047 2056
+expect_count reads 8
+expect_count failed_reads 0
+bad_reads "$L" 512 $bad512
+expect_count reads 20
+expect_count failed_reads 12
+good_reads "$L" 4096 11 13 36 38 124 126 255 257
+bad_reads "$L" 4096 $bad4k
+good_reads "$L" 65536 1 3 6 8 15 17
+bad_reads "$L" 65536 0 2 7 16
+# a 1 MiB read is two 512 KiB FUSE requests: one bad one fails it all
+bad_reads "$L" $MiB 0 1
+good_reads "$L" $MiB 2 3
+
+lines=$(rescue "$L" 512)
+want="51200 512
+154112 512
+512000 1024
+1048576 4096"
+[ "$lines" = "$want" ] || fail "ddrescue's bad areas: $lines; expected: $want"
+[ "$(ddrescuelog -l- -b 512 "$T/map" | tr '\n' ' ')" = "$bad512 " ] || fail "ddrescuelog lists other bad sectors"
+# everything rescued is the backing file's; only the bad sectors are not
+[ "$(differ "$T/res" 512)" = "$bad512 " ] || fail "the rescued image differs from the backing file in sectors $(differ "$T/res" 512)"
+lbs=512
+stamped "$T/res" 0 100 3 0
+stamped "$T/res" 2056 $((8192 - 2056)) 3 2056
+zeros "$T/res" 100 1
+
+# merged requests fail whole: 32 adjacent 512-byte reads submitted at once,
+# sectors 96..127, are one error with nomerges=2 (and 32 where the kernel
+# merges them into one request, as it does here with nomerges=0 or 1)
+if command -v fio >/dev/null; then
+	n=${L#/dev/}
+	for nm in 2 0; do
+		echo $nm >"/sys/block/$n/queue/nomerges"
+		errs=$(fio --name=merge --filename="$L" --direct=1 --rw=read --bs=512 --offset=49152 --size=16k \
+			--ioengine=libaio --iodepth=32 --iodepth_batch_submit=32 \
+			--continue_on_error=read 2>&1 | sed -n 's/.*errors *: total=\([0-9]*\),.*/\1/p')
+		echo "fio: nomerges=$nm: ${errs:-0} of 32 adjacent 512-byte reads fail" >&2
+		[ $nm = 2 ] && [ "${errs:-0}" != 1 ] && fail "nomerges=2: $errs reads failed, expected only the bad sector's"
+	done
+	echo 2 >"/sys/block/$n/queue/nomerges"
+else
+	echo "no fio: merging not shown" >&2
+fi
+
+# --- 4096-byte sectors ------------------------------------------------------
+loop L4 4096
+good_reads "$L4" 4096 11 13 36 38 124 126 255 257
+bad_reads "$L4" 4096 $bad4k
+good_reads "$L4" 65536 1 3
+bad_reads "$L4" 65536 0 2 7 16
+lines=$(rescue "$L4" 4096)
+want="49152 4096
+151552 4096
+512000 4096
+1048576 4096"
+[ "$lines" = "$want" ] || fail "ddrescue's bad areas on $L4: $lines; expected: $want"
+[ "$(differ "$T/res" 4096)" = "$bad4k " ] || fail "the rescued 4096 image differs from the backing file in blocks $(differ "$T/res" 4096)"
+unloop "$L4"
+
+# --- the control file -------------------------------------------------------
+echo "read=5-1" >"$M/control" 2>/dev/null && fail "control took a backwards range"
+echo "bogus=1" >"$M/control" 2>/dev/null && fail "control took an unknown fault"
+[ "$(head -1 "$M/control")" = "$BAD write= fsync=0 delay_us=0" ] || fail "a refused line changed the faults"
+ctl ""
+good_reads "$L" 512 100 301 1000 2048
+ctl "read=51200-51201"
+bad_reads "$L" 512 100
+good_reads "$L" 512 301
+
+# --- write faults: the failing request writes nothing -----------------------
+"$STAMP" fill "$T/src" 0 $((256 * 512)) 9
+ctl "write=65536-66048 reset"		# sector 128
+wr() { dd if="$T/src" of="$1" oflag=direct conv=notrunc bs="$2" skip="$3" seek="$3" count=1 status=none 2>"$T/dderr"; }
+wr "$L" 65536 1 && fail "a 64 KiB write over a bad sector succeeded"
+grep -q "Input/output error" "$T/dderr" || { cat "$T/dderr"; fail "the bad write did not fail with EIO"; }
+"$STAMP" check "$T/back" 65536 65536 3 65536 || fail "the failed 64 KiB write changed the backing file"
+wr "$L" 512 127 || fail "write of sector 127 failed"
+wr "$L" 512 128 && fail "write of bad sector 128 succeeded"
+wr "$L" 512 129 || fail "write of sector 129 failed"
+lbs=512
+stamped "$T/back" 127 1 9 127
+stamped "$T/back" 128 1 3 128
+stamped "$T/back" 129 1 9 129
+stamped "$T/back" 130 126 3 130
+expect_count writes 4
+expect_count failed_writes 2
+rd "$L" 512 128 || fail "a write fault failed a read"
+
+# --- fsync -------------------------------------------------------------------
+ctl "fsync=1 reset"
+dd if="$T/src" of="$L" oflag=direct conv=notrunc,fsync bs=512 skip=200 seek=200 count=1 status=none 2>"$T/dderr" &&
+	fail "dd conv=fsync succeeded with fsync=1"
+grep -q "fsync failed.*Input/output error" "$T/dderr" || { cat "$T/dderr"; fail "no fsync EIO"; }
+stamped "$T/back" 200 1 9 200
+expect_count fsyncs 1
+expect_count failed_fsyncs 1
+ctl "fsync=0"
+dd if="$T/src" of="$L" oflag=direct conv=notrunc,fsync bs=512 skip=201 seek=201 count=1 status=none ||
+	fail "dd conv=fsync failed with fsync=0"
+expect_count fsyncs 2
+expect_count failed_fsyncs 1
+
+# --- delay ---------------------------------------------------------------------
+ctl "delay_us=20000 reset"
+t0=$(date +%s%N)
+dd if="$L" of=/dev/null iflag=direct bs=512 count=20 status=none || fail "delayed reads failed"
+ms=$((($(date +%s%N) - t0) / 1000000))
+expect_count reads 20
+[ "$ms" -ge 400 ] || fail "20 reads with delay_us=20000 took ${ms} ms"
+echo "20 reads with delay_us=20000: $ms ms" >&2
+ctl ""
+
+# --- a killed faultfs leaves no mount; an unmounted one ends cleanly ---------
+echo "$T/mnt2" >>"$T/.mounts"
+"$FAULTFS" "$T/back" "$T/mnt2" -f &
+pid=$!
+for _ in $(seq 50); do mountpoint -q "$T/mnt2" && break; sleep 0.1; done
+mountpoint -q "$T/mnt2" || fail "faultfs -f did not mount"
+kill -KILL $pid
+wait $pid 2>/dev/null
+for _ in $(seq 50); do mountpoint -q "$T/mnt2" || break; sleep 0.1; done
+mountpoint -q "$T/mnt2" && fail "a killed faultfs left its mount"
+forget_mount "$T/mnt2"
+
+unloop "$L"
+for _ in $(seq 20); do fusermount3 -u "$M" 2>/dev/null && break; sleep 0.2; done
+mountpoint -q "$M" && fail "fusermount3 -u did not unmount"
+forget_mount "$M"
+echo "exact bad sectors through faultfs and loop devices"
