@@ -54,6 +54,7 @@ int main(int argc, char **argv)
 		return PDD_EXIT_OK;
 	}
 	pdd_verbose = o.verbose;
+	pdd_signals_install();	/* a signal from here on stops the copy cleanly */
 
 	status = open_both(&o, &in, &out);
 	if (status)
@@ -83,7 +84,6 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	pdd_signals_install();
 	err = pdd_copy(&p, &in, &out, &o, &r);
 	if (err) {
 		status = PDD_EXIT_OTHER;

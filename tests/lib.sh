@@ -11,6 +11,10 @@
 #   expect_rc N            check $rc
 #   expect_err TEXT        check $T/err holds the exact line TEXT
 #   stamped, same, zeros   checks on stamped data in blocks of $lbs bytes
+#   mkfaultfs BACK DIR F.. mount tests/faultfs over BACK on DIR (file
+#                          DIR/disk, faults F..); unmounted at exit
+#   mkloop_unmerged FILE [SECTOR]  mkloop with nomerges=2, so that a
+#                          request meeting a bad sector fails alone
 # Only the loop devices this test made are ever detached.
 set -u
 
@@ -59,6 +63,24 @@ mkloop() {
 		fail "losetup on $file failed"
 	echo "$dev" >>"$T/.loops"
 	echo "$dev"
+}
+
+mkloop_unmerged() {
+	local dev
+	dev=$(mkloop "$@") || exit 1
+	echo 2 >"/sys/block/${dev#/dev/}/queue/nomerges" || fail "cannot set nomerges on $dev"
+	echo "$dev"
+}
+
+FAULTFS=$top/tests/faultfs/faultfs
+mkfaultfs() {
+	local back=$1 dir=$2
+	shift 2
+	[ -x "$FAULTFS" ] || skip "tests/faultfs/faultfs is not built (needs libfuse3-dev)"
+	[ -e /dev/fuse ] || skip "no /dev/fuse"
+	mkdir -p "$dir"
+	"$FAULTFS" "$back" "$dir" "$@" || fail "faultfs did not mount on $dir"
+	echo "$dir" >>"$T/.mounts"
 }
 
 mktmpfs() {
