@@ -199,12 +199,21 @@ static size_t coe_unit(const struct core *c)
 	return c->in->lbs;
 }
 
+/* Where the logical block at got ends in transfer s (its last block may
+ * be short). */
+static size_t block_end(const struct core *c, const struct slot *s)
+{
+	size_t unit = coe_unit(c);
+
+	return s->len - s->got < unit ? s->len : s->got + unit;
+}
+
 /* coe: the block at got cannot be read; write zeros in its place.
  * Returns true when that makes coe_limit= blocks. */
 static bool zero_fill(struct core *c, struct slot *s)
 {
 	size_t unit = coe_unit(c);
-	size_t n = s->len - s->got < unit ? s->len - s->got : unit;
+	size_t n = block_end(c, s) - s->got;
 	uint64_t off = in_start(c, s) + s->got;
 	uint64_t lba = off / unit;
 	struct pdd_result *r = c->r;
@@ -253,7 +262,7 @@ static void read_more(struct core *c, struct slot *s)
 		if (s->tries < c->o->retries) {		/* that block alone, again */
 			s->tries++;
 			s->known_bad = UINT64_MAX;
-			s->cap = s->got + coe_unit(c) < s->len ? s->got + coe_unit(c) : s->len;
+			s->cap = block_end(c, s);
 			submit_io(c, s->rq.idx, PDD_OP_READ);
 			return;
 		}
@@ -272,11 +281,8 @@ static void read_more(struct core *c, struct slot *s)
 		pdd_seq_read_done(&c->seq, s->rq.idx);
 		return;
 	}
-	if (s->got >= s->cap) {
-		s->cap = s->len;
-		if (s->stepping && s->got + coe_unit(c) < s->len)
-			s->cap = s->got + coe_unit(c);
-	}
+	if (s->got >= s->cap)
+		s->cap = s->stepping ? block_end(c, s) : s->len;
 	submit_io(c, s->rq.idx, PDD_OP_READ);
 }
 
@@ -517,6 +523,17 @@ static double tv_secs(struct timeval tv)
 	return (double)tv.tv_sec + tv.tv_usec / 1e6;
 }
 
+/* The done mark: where a rerun would pick up; why says what stopped. */
+static void say_done_mark(const struct core *c, const char *why)
+{
+	const struct pdd_plan *p = c->p;
+	uint64_t bytes = c->r->out_bytes;
+
+	pdd_error("%s%" PRIu64 " bytes are copied: input below block %" PRIu64
+		  " is in output below block %" PRIu64, why, bytes,
+		  (p->in_off + bytes) / p->bs, (p->out_off + bytes) / p->bs);
+}
+
 static void report_error(const struct core *c)
 {
 	const struct pdd_result *r = c->r;
@@ -555,10 +572,7 @@ static void report_error(const struct core *c)
 			  r->out_bytes);
 		return;
 	}
-	/* the done mark: where a rerun would pick up */
-	pdd_error("%" PRIu64 " bytes are copied: input below block %" PRIu64
-		  " is in output below block %" PRIu64, r->out_bytes,
-		  (p->in_off + r->out_bytes) / p->bs, (p->out_off + r->out_bytes) / p->bs);
+	say_done_mark(c, "");
 }
 
 /* Copy the planned range from in to out; fills r.  Returns 0 when the
@@ -570,7 +584,6 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 {
 	struct core c = { .p = p, .o = o, .in = in, .out = out, .r = r };
 	struct rusage ru0, ru1;
-	double t0;
 	int err;
 
 	memset(r, 0, sizeof(*r));
@@ -580,7 +593,7 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 		return err;
 	}
 	getrusage(RUSAGE_SELF, &ru0);
-	t0 = c.t0 = now(CLOCK_MONOTONIC);
+	c.t0 = now(CLOCK_MONOTONIC);
 
 	err = run(&c);
 	r->recovered = c.eng.recovered;
@@ -594,7 +607,7 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 		}
 	}
 
-	r->secs = now(CLOCK_MONOTONIC) - t0;
+	r->secs = now(CLOCK_MONOTONIC) - c.t0;
 	getrusage(RUSAGE_SELF, &ru1);
 	r->user_secs = tv_secs(ru1.ru_utime) - tv_secs(ru0.ru_utime);
 	r->sys_secs = tv_secs(ru1.ru_stime) - tv_secs(ru0.ru_stime);
@@ -608,9 +621,11 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 			 r->recovered == 1 ? "" : "s");
 	if (r->err)
 		report_error(&c);
-	else if (r->signal)
-		pdd_error("stopped by SIG%s: %" PRIu64 " bytes are copied: input below block %" PRIu64
-			  " is in output below block %" PRIu64, sigabbrev_np(r->signal), r->out_bytes,
-			  (p->in_off + r->out_bytes) / p->bs, (p->out_off + r->out_bytes) / p->bs);
+	else if (r->signal) {
+		char why[32];
+
+		snprintf(why, sizeof(why), "stopped by SIG%s: ", sigabbrev_np(r->signal));
+		say_done_mark(&c, why);
+	}
 	return 0;
 }

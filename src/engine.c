@@ -51,6 +51,7 @@ const struct pdd_engine_ops *pdd_engine_choose(const char *name,
 {
 	bool any = !strcmp(name, "auto");
 	bool sg = in->kind == PDD_KIND_SG || out->kind == PDD_KIND_SG;
+	bool said = false;
 
 	*err = -ENOENT;
 	for (size_t i = 0; i < N_ENGINES; i++) {
@@ -66,6 +67,7 @@ const struct pdd_engine_ops *pdd_engine_choose(const char *name,
 				pdd_error("engine=%s: %s", name, sg ?
 					  "an sg device takes engine=sg (or auto)" :
 					  "neither side is an sg device");
+			said = !any;
 			*err = -EOPNOTSUPP;
 			continue;
 		}
@@ -79,6 +81,8 @@ const struct pdd_engine_ops *pdd_engine_choose(const char *name,
 			pdd_info(1, "engine %s cannot run here: %s", ops->name, strerror(-r));
 		*err = r < 0 ? r : -EOPNOTSUPP;
 	}
+	if (!said)
+		pdd_error("engine=%s cannot run here: %s", name, strerror(-*err));
 	return NULL;
 }
 

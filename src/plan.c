@@ -242,12 +242,8 @@ int pdd_plan_make(const struct pdd_opts *o, const struct pdd_dev *in,
 	}
 
 	p->ops = pdd_engine_choose(o->engine, in, out, &err);
-	if (!p->ops) {
-		/* -EOPNOTSUPP: an sg mismatch, which engine.c has explained */
-		if (err != -EOPNOTSUPP)
-			pdd_error("engine=%s cannot run here: %s", o->engine, strerror(-err));
-		return err;
-	}
+	if (!p->ops)
+		return err;	/* engine.c said why */
 	p->depth = pick_depth(o, p);
 	p->threads = !p->ops->threaded ? 1 : o->threads < p->depth ? o->threads : p->depth;
 	if (p->ops->sg && in->kind == PDD_KIND_SG &&

@@ -138,31 +138,17 @@ int pdd_scsi_sense_err(const uint8_t *sense, int len, uint64_t *info)
 static int outcome(int cat, const uint8_t *sense, int slen, uint64_t *info,
 		   bool *recovered)
 {
-	*info = ~0ULL;
-	*recovered = false;
-	switch (cat) {
-	case SG_LIB_CAT_CLEAN:
-		return 0;
-	case SG_LIB_CAT_RECOVERED:
-		*recovered = true;
-		if (slen > 0 && !sg_get_sense_info_fld(sense, slen, info))
-			*info = ~0ULL;
-		return 0;
-	case SG_LIB_CAT_TIMEOUT:
-		return PDD_ERR_SCSI(SG_LIB_CAT_TIMEOUT);
-	case SG_LIB_CAT_SENSE:
-	case SG_LIB_CAT_OTHER: {
-		/* the command failed; sense that claims otherwise does not
-		 * make its data whole */
-		int err = slen > 0 ? pdd_scsi_sense_err(sense, slen, info) : 0;
+	int err;
 
-		return err ? err : -EIO;
-	}
-	default:
-		if (slen > 0 && !sg_get_sense_info_fld(sense, slen, info))
-			*info = ~0ULL;
+	if (slen <= 0 || !sg_get_sense_info_fld(sense, slen, info))
+		*info = ~0ULL;
+	*recovered = cat == SG_LIB_CAT_RECOVERED;
+	if (cat != SG_LIB_CAT_SENSE && cat != SG_LIB_CAT_OTHER)
 		return fold_category(cat);
-	}
+	/* the command failed; sense that claims otherwise does not make
+	 * its data whole */
+	err = slen > 0 ? fold_category(sg_err_category_sense(sense, slen)) : 0;
+	return err ? err : -EIO;
 }
 
 /*

@@ -11,6 +11,7 @@
 #   expect_rc N            check $rc
 #   expect_err TEXT        check $T/err holds the exact line TEXT
 #   stamped, same, zeros   checks on stamped data in blocks of $lbs bytes
+#   SGD, needs_sgdouble    the sg double's library, and a check it is built
 #   mkfaultfs BACK DIR F.. mount tests/faultfs over BACK on DIR (file
 #                          DIR/disk, faults F..); unmounted at exit
 #   mkloop_unmerged FILE [SECTOR]  mkloop with nomerges=2, so that a
@@ -70,6 +71,12 @@ mkloop_unmerged() {
 	dev=$(mkloop "$@") || exit 1
 	echo 2 >"/sys/block/${dev#/dev/}/queue/nomerges" || fail "cannot set nomerges on $dev"
 	echo "$dev"
+}
+
+# the sg test double, LD_PRELOADed by the tests that need sg or raw nodes
+SGD=$top/tests/sgdouble/libsgdouble.so
+needs_sgdouble() {
+	[ -e "$SGD" ] || fail "build the double first: make tests/sgdouble/libsgdouble.so"
 }
 
 FAULTFS=$top/tests/faultfs/faultfs

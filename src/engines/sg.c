@@ -60,7 +60,6 @@ struct sg_priv {
 	struct pdd_engine inner;	/* threads, for a side that is not sg */
 	bool has_inner;
 	unsigned int inner_busy;	/* requests in the inner engine */
-	unsigned int sg_busy;		/* commands written, not yet read */
 	int efd;			/* the inner engine's eventfd, or -1 */
 	struct pdd_req *backlog, *backlog_tail;	/* no descriptor had room */
 	struct pdd_req *ready, *ready_tail;	/* finished here, not reaped */
@@ -104,9 +103,8 @@ static void finish(struct sg_priv *g, struct pdd_req *rq, ssize_t res)
 
 /* Build the command for rq and write it to the least busy descriptor.
  * 0, -EAGAIN when every descriptor is full, or -errno. */
-static int send_cmd(struct pdd_engine *e, struct sg_cmd *c)
+static int send_cmd(struct sg_cmd *c)
 {
-	struct sg_priv *g = e->priv;
 	struct sg_side *s = c->side;
 	struct pdd_req *rq = c->rq;
 	const struct pdd_dev *d = s->d;
@@ -165,7 +163,6 @@ static int send_cmd(struct pdd_engine *e, struct sg_cmd *c)
 	}
 	c->fdi = fdi;
 	s->queued[fdi]++;
-	g->sg_busy++;
 	return 0;
 }
 
@@ -178,13 +175,27 @@ static void drain_backlog(struct pdd_engine *e)
 	while (g->backlog) {
 		struct sg_cmd *c = &g->cmds[g->backlog->buf_idx];
 
-		err = send_cmd(e, c);
+		err = send_cmd(c);
 		if (err == -EAGAIN)
 			return;
 		pop(&g->backlog, &g->backlog_tail);
 		if (err)
 			finish(g, c->rq, err);
 	}
+}
+
+/* Send c, or let it wait behind the others when no descriptor has room
+ * or some already wait, so that commands go in the order they came. */
+static int send_or_wait(struct pdd_engine *e, struct sg_cmd *c)
+{
+	struct sg_priv *g = e->priv;
+	int err = g->backlog ? -EAGAIN : send_cmd(c);
+
+	if (err == -EAGAIN) {
+		push(&g->backlog, &g->backlog_tail, c->rq);
+		return 0;
+	}
+	return err;
 }
 
 static int sg_submit(struct pdd_engine *e, struct pdd_req *rq)
@@ -204,16 +215,7 @@ static int sg_submit(struct pdd_engine *e, struct pdd_req *rq)
 	c->rq = rq;
 	c->side = s;
 	c->tries[0] = c->tries[1] = 0;
-	if (g->backlog) {	/* keep the order in which they came */
-		push(&g->backlog, &g->backlog_tail, rq);
-		return 0;
-	}
-	err = send_cmd(e, c);
-	if (err == -EAGAIN) {
-		push(&g->backlog, &g->backlog_tail, rq);
-		return 0;
-	}
-	return err;
+	return send_or_wait(e, c);
 }
 
 /* A command's result is back: done, sent again, or failed. */
@@ -227,7 +229,6 @@ static void cmd_done(struct pdd_engine *e, struct sg_cmd *c)
 	int err;
 
 	c->side->queued[c->fdi]--;
-	g->sg_busy--;
 	err = pdd_scsi_result(&c->hdr, &info, &recovered);
 	if (recovered) {
 		e->recovered++;
@@ -241,10 +242,8 @@ static void cmd_done(struct pdd_engine *e, struct sg_cmd *c)
 	if (err && pdd_scsi_again(err, c->tries)) {
 		pdd_info(1, "'%s': %s at LBA %" PRIu64 ", sending the command again",
 			 d->name, pdd_strerror(err), rq->off / d->lbs);
-		err = send_cmd(e, c);
-		if (err == -EAGAIN)
-			push(&g->backlog, &g->backlog_tail, rq);
-		else if (err)
+		err = send_or_wait(e, c);
+		if (err)
 			finish(g, rq, err);
 		return;
 	}

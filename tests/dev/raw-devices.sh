@@ -7,8 +7,7 @@
 # loop devices: copies both ways are exact, the refusals are a block
 # device's, and nodirect cannot turn direct I/O off.
 . "$(dirname "$0")/../lib.sh"
-SGD=$top/tests/sgdouble/libsgdouble.so
-[ -e "$SGD" ] || fail "build the double first: make tests/sgdouble/libsgdouble.so"
+needs_sgdouble
 
 # rawp ARGS...: run_pdd with $raws bound
 rawp() {

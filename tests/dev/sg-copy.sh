@@ -11,8 +11,7 @@
 # engines: sg
 . "$(dirname "$0")/../lib.sh"
 command -v sg_dd >/dev/null || skip "needs sg3_utils (sg_dd)"
-SGD=$top/tests/sgdouble/libsgdouble.so
-[ -e "$SGD" ] || fail "build the double first: make tests/sgdouble/libsgdouble.so"
+needs_sgdouble
 RUNS=${SG_RUNS:-8}
 NB=5000			# blocks per device
 faults=

@@ -18,8 +18,7 @@
 for tool in sg_readcap sg_inq sg_turs sg_dd sgp_dd; do
 	command -v "$tool" >/dev/null || skip "needs sg3_utils ($tool)"
 done
-SGD=$top/tests/sgdouble/libsgdouble.so
-[ -e "$SGD" ] || fail "build the double first: make tests/sgdouble/libsgdouble.so"
+needs_sgdouble
 
 NB=5000			# blocks per device
 faults= state= latency=

@@ -5,8 +5,7 @@
 # submitting thread polls; a race there ends the run with TSan's report.
 # engines: sg
 . "$(dirname "$0")/../lib.sh"
-SGD=$top/tests/sgdouble/libsgdouble.so
-[ -e "$SGD" ] || fail "build the double first: make tests/sgdouble/libsgdouble.so"
+needs_sgdouble
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66 ${TSAN_OPTIONS:-}"
 "$STAMP" fill "$T/in" 0 4096000 3
 truncate -s 4096000 "$T/dev"

@@ -33,7 +33,6 @@ grep -q '^==[0-9]*==' "$T/err" && fail "valgrind reported on the pipe copy"
 cmp -s "$T/in" "$T/out3" || fail "pipe copy under valgrind differs"
 # the sg engine, once: through the double, with a file on the other side
 # (threads inside it) and a medium error that coe reads around
-SGD=$top/tests/sgdouble/libsgdouble.so
 if [ "${PDD_ENGINE:-threads}" = threads ] && [ -e "$SGD" ]; then
 	truncate -s 1024000 "$T/sgback"
 	export LD_PRELOAD=$SGD SGDOUBLE_DEVS="$T/sg=$T/sgback"
