@@ -41,6 +41,7 @@
 #define PDD_F_NULL	(1u << 10)	/* sgp_dd's placeholder: does nothing */
 
 #define PDD_SG_TIMEOUT	60		/* seconds a SCSI command may take, as sg_dd */
+#define PDD_MAP_INTERVAL 30		/* seconds between saves of map=, as ddrescue */
 
 enum pdd_status {
 	PDD_STATUS_DEFAULT,		/* records and bytes lines */
@@ -72,6 +73,8 @@ struct pdd_opts {
 	unsigned int retries;		/* retries=: more reads of a bad block */
 	uint64_t coe_limit;		/* coe_limit=: stop after this many, 0 never */
 	unsigned int timeout;		/* timeout=: seconds per SCSI command */
+	const char *map;		/* map=: ddrescue-format mapfile, or NULL */
+	unsigned int map_interval;	/* map_interval=: seconds between saves */
 	enum pdd_status status;		/* status= */
 	int verbose;			/* verbose= / deb= / -v */
 	bool dry_run;			/* --dry-run: plan only */
@@ -135,18 +138,23 @@ struct pdd_plan {
 #define PDD_UNTIL_EOF UINT64_MAX
 
 struct pdd_engine_ops;
+struct pdd_map;
 
 enum pdd_op {
 	PDD_OP_NONE,
 	PDD_OP_READ,
 	PDD_OP_WRITE,
 	PDD_OP_FLUSH,
+	PDD_OP_MAP,			/* saving the map */
 };
 
 /* What happened: enough to print the report and pick the exit status. */
 struct pdd_result {
 	uint64_t in_bytes;		/* bytes read and accepted for writing */
-	uint64_t out_bytes;		/* bytes written, contiguous from out_off */
+	uint64_t out_bytes;		/* bytes written */
+	uint64_t done;			/* the done mark: every byte of the range
+					 * below it is copied (by this run, or
+					 * by an earlier one the map recorded) */
 	int err;			/* first error as -errno, 0 if none */
 	enum pdd_op err_op;		/* what failed */
 	uint64_t bad_blocks;		/* coe: input blocks zero-filled */
@@ -186,7 +194,7 @@ void pdd_plan_print(FILE *f, const struct pdd_plan *p,
 /* copy.c */
 int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 	     struct pdd_dev *out, const struct pdd_opts *o,
-	     struct pdd_result *r);
+	     struct pdd_map *map, struct pdd_result *r);
 
 /* stats.c */
 size_t pdd_fmt_human(char *buf, size_t len, double v, bool iec);

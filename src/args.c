@@ -152,6 +152,8 @@ static const struct operand operands[] = {
 	{ "fua",	ARG_UINT,	OPT(fua),	0, 3,		19 },
 	{ "if",		ARG_PATH,	OPT(in_path),	0, 0,		5 },
 	{ "iflag",	ARG_IFLAGS,	OPT(iflags),	0, 0,		6 },
+	{ "map",	ARG_PATH,	OPT(map),	0, 0,		23 },
+	{ "map_interval", ARG_UINT,	OPT(map_interval), 0, 86400,	24 },
 	{ "of",		ARG_PATH,	OPT(out_path),	0, 0,		7 },
 	{ "oflag",	ARG_OFLAGS,	OPT(oflags),	0, 0,		8 },
 	{ "qd",		ARG_UINT,	OPT(qd),	1, PDD_MAX_QD,	9 },
@@ -352,6 +354,14 @@ static int check_conflicts(const struct pdd_opts *o)
 		pdd_usage_error("oflag=excl,nocreat: 'excl' makes a new file, 'nocreat' forbids it");
 		return -EINVAL;
 	}
+	if (o->map && (o->oflags & PDD_F_APPEND)) {
+		pdd_usage_error("map= and oflag=append contradict: a map needs the output's positions");
+		return -EINVAL;
+	}
+	if (!o->map && o->map_interval != PDD_MAP_INTERVAL) {
+		pdd_usage_error("map_interval= needs map=");
+		return -EINVAL;
+	}
 	if (o->cdbsz != 6 && o->cdbsz != 10 && o->cdbsz != 12 && o->cdbsz != 16) {
 		pdd_usage_error("cdbsz=%u: must be 6, 10, 12 or 16", o->cdbsz);
 		return -EINVAL;
@@ -385,6 +395,7 @@ int pdd_parse_args(int argc, char **argv, struct pdd_opts *o)
 	o->sync = true;
 	o->cdbsz = 10;
 	o->timeout = PDD_SG_TIMEOUT;
+	o->map_interval = PDD_MAP_INTERVAL;
 
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
@@ -453,6 +464,9 @@ void pdd_usage(FILE *f)
 "  coe=0|1        continue past unreadable blocks, writing zeros (default 0)\n"
 "  retries=N      read a bad block N more times before giving it up (default 0)\n"
 "  coe_limit=N    with coe, stop after N unreadable blocks (default 0: never)\n"
+"  map=FILE       keep a GNU ddrescue mapfile of what is copied and what is bad;\n"
+"                 a rerun copies only what it does not mark finished\n"
+"  map_interval=SECS  save the map this often (default 30; 0: only at the end)\n"
 "  sync=0|1       flush the output before exit (default 1)\n"
 "  time=0|1       print transfer time, rate and CPU use (default 0)\n"
 "  status=WHICH   none (errors only) or noxfer (no bytes line)\n"

@@ -12,7 +12,14 @@
  * stops new reads; what is below it is still written, then the loop
  * drains and returns.  With coe=1 a read that fails on the medium does
  * not stop the copy: the transfer is read again around its bad blocks,
- * which are written as zeros (coe_recover).
+ * which are written as zeros (read_failed).
+ *
+ * The range is a list of pieces to do ("todo"): all of it, or with map=
+ * what the map does not mark finished.  Transfers are cut from the
+ * pieces in order, so a transfer never spans two.  With a map, each
+ * written transfer is marked finished in it, but only after the output
+ * has been flushed, so that a saved map never claims more than the
+ * output really holds (save_map).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,12 +32,14 @@
 
 #include "engine.h"
 #include "exitcodes.h"
+#include "map.h"
 #include "pdd.h"
 #include "seq.h"
 
 struct slot {
 	struct pdd_req rq;		/* the request in flight for this slot */
 	char *buf;			/* one transfer's data */
+	uint64_t rel;			/* where it starts, from the range's start */
 	size_t len;			/* bytes this transfer should move */
 	size_t got;			/* bytes read so far */
 	size_t put;			/* bytes written so far */
@@ -43,6 +52,8 @@ struct slot {
 					 * UINT64_MAX */
 	int bad_err;			/* the error that block gave */
 	unsigned int tries;		/* retries= spent on the block at got */
+	uint64_t *bad;			/* input offsets of its zero-filled blocks */
+	size_t nbad, badcap;
 };
 
 struct core {
@@ -61,6 +72,17 @@ struct core {
 					 * in flight: nothing else may be */
 	double t0;			/* when the copy started */
 	struct pdd_result *r;		/* what happened */
+	/* the pieces of the range to copy, relative to its start */
+	struct pdd_extent *todo;
+	size_t ntodo;
+	size_t cur;			/* the piece the next transfer comes from */
+	uint64_t cur_pos;		/* and where in it */
+	/* map= */
+	struct pdd_map *map;		/* NULL without map= */
+	struct pdd_extent *fin;		/* written since the last save, input */
+	size_t nfin, fincap;		/* offsets; finished once flushed */
+	bool flush_failed;		/* nothing written may be marked any more */
+	double last_save;		/* when the map was saved */
 };
 
 static struct slot *slot_of(struct core *c, uint64_t idx)
@@ -98,7 +120,7 @@ static void submit_io(struct core *c, uint64_t idx, enum pdd_op op)
 	bool rd = op == PDD_OP_READ;
 	struct pdd_dev *d = rd ? c->in : c->out;
 	size_t moved = rd ? s->got : s->put;
-	uint64_t off = (rd ? c->p->in_off : c->p->out_off) + idx * c->p->xfer + moved;
+	uint64_t off = (rd ? c->p->in_off : c->p->out_off) + s->rel + moved;
 	int err;
 
 	rq->op = op;
@@ -120,22 +142,68 @@ static void submit_io(struct core *c, uint64_t idx, enum pdd_op op)
 		c->writes++;
 }
 
+/* The next transfer: up to xfer bytes of the current piece. */
 static void start_read(struct core *c)
 {
 	uint64_t idx = pdd_seq_start_read(&c->seq);
 	struct slot *s = slot_of(c, idx);
-	uint64_t start = idx * c->p->xfer;
+	const struct pdd_extent *e = &c->todo[c->cur];
 
+	s->rel = c->cur_pos;
 	s->len = c->p->xfer;
-	if (c->p->total != PDD_UNTIL_EOF && c->p->total - start < s->len)
-		s->len = (size_t)(c->p->total - start);
+	if (e->size != PDD_UNTIL_EOF && e->pos + e->size - s->rel < s->len)
+		s->len = (size_t)(e->pos + e->size - s->rel);
+	c->cur_pos += s->len;
+	if (e->size != PDD_UNTIL_EOF && c->cur_pos == e->pos + e->size &&
+	    ++c->cur < c->ntodo)
+		c->cur_pos = c->todo[c->cur].pos;
 	s->got = 0;
 	s->put = 0;
 	s->cap = s->len;
 	s->stepping = false;
 	s->known_bad = UINT64_MAX;
 	s->tries = 0;
+	s->nbad = 0;
 	submit_io(c, idx, PDD_OP_READ);
+}
+
+/* Input [pos, pos+len) is written: finished once the output is flushed.
+ * Transfers retire in order, so this mostly grows the last entry. */
+static int note_written(struct core *c, uint64_t pos, uint64_t len)
+{
+	struct pdd_extent *last = c->nfin ? &c->fin[c->nfin - 1] : NULL;
+
+	if (!len)
+		return 0;
+	if (last && last->pos + last->size == pos) {
+		last->size += len;
+		return 0;
+	}
+	if (c->nfin == c->fincap) {
+		size_t cap = c->fincap ? 2 * c->fincap : 16;
+		struct pdd_extent *f = realloc(c->fin, cap * sizeof(*f));
+
+		if (!f)
+			return -ENOMEM;
+		c->fin = f;
+		c->fincap = cap;
+	}
+	c->fin[c->nfin++] = (struct pdd_extent){ .pos = pos, .size = len,
+						 .status = PDD_MAP_DONE };
+	return 0;
+}
+
+/* Transfer s is written: all of it but its zero-filled blocks. */
+static int note_slot(struct core *c, const struct slot *s)
+{
+	uint64_t pos = c->p->in_off + s->rel, end = pos + s->got;
+	int err = 0;
+
+	for (size_t i = 0; !err && i < s->nbad; i++) {
+		err = note_written(c, pos, s->bad[i] - pos);
+		pos = s->bad[i] + c->in->lbs < end ? s->bad[i] + c->in->lbs : end;
+	}
+	return err ? err : note_written(c, pos, end - pos);
 }
 
 static void retire(struct core *c, uint64_t idx)
@@ -143,8 +211,14 @@ static void retire(struct core *c, uint64_t idx)
 	pdd_seq_write_done(&c->seq, idx);
 	/* the sequencer frees slots behind the done mark, but nothing reuses
 	 * them before the next read starts, so their lengths are still here */
-	while (c->retired < c->seq.done)
-		c->r->out_bytes += slot_of(c, c->retired++)->got;
+	while (c->retired < c->seq.done) {
+		struct slot *s = slot_of(c, c->retired++);
+
+		c->r->out_bytes += s->got;
+		c->r->done = s->rel + s->got;
+		if (c->map && !c->flush_failed && note_slot(c, s))
+			fail(c, c->seq.next_read, PDD_OP_MAP, 0, 0, -ENOMEM);
+	}
 }
 
 /*
@@ -158,7 +232,7 @@ static void retire(struct core *c, uint64_t idx)
 static bool is_barrier(struct core *c, uint64_t idx)
 {
 	struct slot *s = slot_of(c, idx);
-	uint64_t off = c->p->out_off + idx * c->p->xfer + s->put;
+	uint64_t off = c->p->out_off + s->rel + s->put;
 
 	return c->out->direct &&
 	       pdd_dev_pick_fd(c->out, off, s->got - s->put, s->buf + s->put) != c->out->fd;
@@ -166,7 +240,7 @@ static bool is_barrier(struct core *c, uint64_t idx)
 
 static int barrier_done(struct core *c, const struct slot *s)
 {
-	uint64_t off = c->p->out_off + s->rq.idx * c->p->xfer;
+	uint64_t off = c->p->out_off + s->rel;
 
 	c->barrier = false;
 	if (sync_file_range(c->out->fd_buf, (off64_t)off, (off64_t)s->got,
@@ -190,7 +264,7 @@ static void submit_write(struct core *c, uint64_t idx)
 
 static uint64_t in_start(const struct core *c, const struct slot *s)
 {
-	return c->p->in_off + s->rq.idx * c->p->xfer;
+	return c->p->in_off + s->rel;
 }
 
 /* The unit of recovery: the input's logical block (a sector, an sg LBA). */
@@ -206,6 +280,24 @@ static size_t block_end(const struct core *c, const struct slot *s)
 	size_t unit = coe_unit(c);
 
 	return s->len - s->got < unit ? s->len : s->got + unit;
+}
+
+/* The input block at off could not be read: a fact about the input the
+ * map records at once; the transfer remembers it so that writing the
+ * transfer does not mark it finished. */
+static int mark_bad(struct core *c, struct slot *s, uint64_t off, size_t n)
+{
+	if (s->nbad == s->badcap) {
+		size_t cap = s->badcap ? 2 * s->badcap : 8;
+		uint64_t *b = realloc(s->bad, cap * sizeof(*b));
+
+		if (!b)
+			return -ENOMEM;
+		s->bad = b;
+		s->badcap = cap;
+	}
+	s->bad[s->nbad++] = off;
+	return pdd_map_set(c->map, off, n, PDD_MAP_BAD);
 }
 
 /* coe: the block at got cannot be read; write zeros in its place.
@@ -227,6 +319,8 @@ static bool zero_fill(struct core *c, struct slot *s)
 		r->bad_last = lba;
 	r->bad_blocks++;
 	r->bad_unit = (unsigned int)unit;
+	if (c->map && mark_bad(c, s, off, n))
+		fail(c, s->rq.idx, PDD_OP_MAP, 0, 0, -ENOMEM);
 	s->got += n;
 	s->known_bad = UINT64_MAX;
 	s->tries = 0;
@@ -267,6 +361,8 @@ static void read_more(struct core *c, struct slot *s)
 			return;
 		}
 		if (!c->o->coe) {
+			if (c->map && pdd_map_set(c->map, bad, coe_unit(c), PDD_MAP_BAD))
+				fail(c, s->rq.idx, PDD_OP_MAP, 0, 0, -ENOMEM);
 			stop_inside(c, s, bad, s->bad_err);
 			return;
 		}
@@ -378,8 +474,7 @@ static void write_done(struct core *c, struct slot *s)
 		int err = barrier_done(c, s);
 
 		if (err) {
-			fail(c, idx, PDD_OP_WRITE, c->p->out_off + idx * c->p->xfer,
-			     s->got, err);
+			fail(c, idx, PDD_OP_WRITE, c->p->out_off + s->rel, s->got, err);
 			return;
 		}
 	}
@@ -437,6 +532,38 @@ static void check_signals(struct core *c)
 	}
 }
 
+/*
+ * map=: mark what was written since the last save finished and save the
+ * map.  The output is flushed first, so a map on disk never claims bytes
+ * the output might still lose; once a flush has failed, nothing written
+ * is marked any more (a later flush could succeed without the lost
+ * pages).  A save that fails stops the copy.
+ */
+static void save_map(struct core *c, bool finished)
+{
+	struct pdd_map *m = c->map;
+	int err = 0;
+
+	if (c->nfin && !c->flush_failed) {
+		int ferr = pdd_dev_flush(c->out);
+
+		if (ferr) {
+			c->flush_failed = true;
+			fail(c, c->seq.next_read, PDD_OP_FLUSH, 0, 0, ferr);
+		}
+	}
+	for (size_t i = 0; !c->flush_failed && !err && i < c->nfin; i++)
+		err = pdd_map_set(m, c->fin[i].pos, c->fin[i].size, PDD_MAP_DONE);
+	c->nfin = 0;
+	m->cur_pos = c->p->in_off + c->r->done;
+	m->cur_status = finished ? PDD_MAP_DONE : PDD_MAP_UNTRIED;
+	if (!err)
+		err = pdd_map_save(m);	/* says why it failed */
+	if (err && !c->flush_failed)
+		fail(c, c->seq.next_read, PDD_OP_MAP, 0, 0, err);
+	c->last_save = now(CLOCK_MONOTONIC);
+}
+
 static int run(struct core *c)
 {
 	struct pdd_req *done[64];
@@ -444,6 +571,9 @@ static int run(struct core *c)
 
 	for (;;) {
 		check_signals(c);
+		if (c->map && c->o->map_interval &&
+		    now(CLOCK_MONOTONIC) - c->last_save >= c->o->map_interval)
+			save_map(c, false);
 		issue(c);
 		if (!c->reads && !c->writes)
 			return 0;
@@ -464,15 +594,64 @@ static int run(struct core *c)
 	}
 }
 
+/* The smallest piece both sides can take at any multiple of it from the
+ * range's start: the input's logical block, and what direct I/O needs. */
+static uint64_t grain(const struct core *c)
+{
+	uint64_t g = c->in->lbs ? c->in->lbs : 1;
+
+	if (c->in->direct && c->in->io_align > g)
+		g = c->in->io_align;
+	if (c->out->direct && c->out->io_align > g)
+		g = c->out->io_align;
+	return g;
+}
+
+/* What to copy, relative to the range's start: all of it, or with a map
+ * what it does not mark finished; and how many transfers that makes. */
+static int plan_todo(struct core *c, uint64_t *ntrans)
+{
+	const struct pdd_plan *p = c->p;
+	int err;
+
+	*ntrans = 0;
+	if (!c->map) {
+		c->todo = malloc(sizeof(*c->todo));
+		if (!c->todo)
+			return -ENOMEM;
+		c->todo[0] = (struct pdd_extent){ .pos = 0, .size = p->total };
+		c->ntodo = 1;
+		*ntrans = PDD_UNTIL_EOF;
+		if (p->total != PDD_UNTIL_EOF)
+			*ntrans = p->total / p->xfer + (p->total % p->xfer != 0);
+		return 0;
+	}
+	err = pdd_map_todo(c->map, p->in_off, p->in_off + p->total, grain(c),
+			   &c->todo, &c->ntodo);
+	if (err)
+		return err;
+	for (size_t i = 0; i < c->ntodo; i++) {
+		c->todo[i].pos -= p->in_off;
+		*ntrans += c->todo[i].size / p->xfer + (c->todo[i].size % p->xfer != 0);
+	}
+	c->cur_pos = c->ntodo ? c->todo[0].pos : 0;
+	/* the done mark starts where the first unfinished byte is */
+	c->r->done = c->ntodo ? c->todo[0].pos : p->total;
+	return 0;
+}
+
 static int setup(struct core *c)
 {
-	uint64_t ntrans = PDD_UNTIL_EOF;
+	uint64_t ntrans;
 	sigset_t old;
 	const struct pdd_plan *p = c->p;
 	int err;
 
-	if (p->total != PDD_UNTIL_EOF)
-		ntrans = p->total / p->xfer + (p->total % p->xfer != 0);
+	err = plan_todo(c, &ntrans);
+	if (err) {
+		pdd_error("cannot plan the copy: %s", strerror(-err));
+		return err;
+	}
 	err = pdd_seq_init(&c->seq, p->depth, ntrans);
 	c->slots = calloc(p->depth, sizeof(*c->slots));
 	c->bufs = calloc(p->depth, sizeof(*c->bufs));
@@ -513,8 +692,13 @@ static void teardown(struct core *c)
 	if (c->bufs)
 		for (unsigned int i = 0; i < c->p->depth; i++)
 			free(c->bufs[i]);
+	if (c->slots)
+		for (unsigned int i = 0; i < c->p->depth; i++)
+			free(c->slots[i].bad);
 	free(c->bufs);
 	free(c->slots);
+	free(c->todo);
+	free(c->fin);
 	pdd_seq_free(&c->seq);
 }
 
@@ -527,11 +711,16 @@ static double tv_secs(struct timeval tv)
 static void say_done_mark(const struct core *c, const char *why)
 {
 	const struct pdd_plan *p = c->p;
-	uint64_t bytes = c->r->out_bytes;
+	uint64_t done = c->r->done;
 
+	if (c->map) {
+		pdd_error("%s%" PRIu64 " bytes are copied; the map '%s' records what is done",
+			  why, c->r->out_bytes, c->map->path);
+		return;
+	}
 	pdd_error("%s%" PRIu64 " bytes are copied: input below block %" PRIu64
-		  " is in output below block %" PRIu64, why, bytes,
-		  (p->in_off + bytes) / p->bs, (p->out_off + bytes) / p->bs);
+		  " is in output below block %" PRIu64, why, c->r->out_bytes,
+		  (p->in_off + done) / p->bs, (p->out_off + done) / p->bs);
 }
 
 static void report_error(const struct core *c)
@@ -551,6 +740,8 @@ static void report_error(const struct core *c)
 	case PDD_OP_FLUSH:
 		pdd_error("error flushing '%s': %s", c->out->name, pdd_strerror(r->err));
 		break;
+	case PDD_OP_MAP:
+		break;		/* the map said what went wrong */
 	default:
 		pdd_error("copy failed: %s", pdd_strerror(r->err));
 		break;
@@ -567,6 +758,11 @@ static void report_error(const struct core *c)
 				  d->name, r->err_len, r->err_off, d->io_align,
 				  d->output ? "oflag" : "iflag");
 	}
+	if (r->err_op == PDD_OP_FLUSH && c->map) {
+		pdd_error("the map '%s' marks nothing finished that was written "
+			  "since it was last saved", c->map->path);
+		return;
+	}
 	if (r->err_op == PDD_OP_FLUSH) {
 		pdd_error("the %" PRIu64 " bytes written may not be on stable storage",
 			  r->out_bytes);
@@ -580,9 +776,9 @@ static void report_error(const struct core *c)
  * start. */
 int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 	     struct pdd_dev *out, const struct pdd_opts *o,
-	     struct pdd_result *r)
+	     struct pdd_map *map, struct pdd_result *r)
 {
-	struct core c = { .p = p, .o = o, .in = in, .out = out, .r = r };
+	struct core c = { .p = p, .o = o, .in = in, .out = out, .r = r, .map = map };
 	struct rusage ru0, ru1;
 	int err;
 
@@ -593,13 +789,15 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 		return err;
 	}
 	getrusage(RUSAGE_SELF, &ru0);
-	c.t0 = now(CLOCK_MONOTONIC);
+	c.t0 = c.last_save = now(CLOCK_MONOTONIC);
 
 	err = run(&c);
 	r->recovered = c.eng.recovered;
 	if (err && !r->err)
 		fail(&c, c.seq.next_write, PDD_OP_NONE, 0, 0, err);
-	if (o->sync && r->out_bytes) {
+	if (map)		/* flushes the output first */
+		save_map(&c, !r->err && !r->signal);
+	else if (o->sync && r->out_bytes) {
 		err = pdd_dev_flush(out);
 		if (err && !r->err) {
 			r->err = err;

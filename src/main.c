@@ -4,10 +4,15 @@
  * here; this is the only place that turns a failure into an exit status.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "engine.h"
 #include "exitcodes.h"
+#include "map.h"
 #include "pdd.h"
 #include "scsi.h"
 
@@ -32,12 +37,68 @@ static int open_both(const struct pdd_opts *o, struct pdd_dev *in,
 	return pdd_exit_os(err);
 }
 
+/* The command line, for the map's header. */
+static char *join_args(int argc, char **argv)
+{
+	size_t len = 1;
+	char *s;
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	s = calloc(1, len);
+	for (int i = 0; s && i < argc; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}
+
+/*
+ * map=: read what an earlier run (of pdd or of GNU ddrescue) recorded,
+ * or start a new map in which the input, as far as it is known, is not
+ * tried yet.  A map that cannot be read stops pdd before anything is
+ * written.
+ */
+static int load_map(struct pdd_map *m, const struct pdd_plan *p,
+		    const struct pdd_dev *in)
+{
+	uint64_t end = p->in_off + p->total, have;
+	int err = pdd_map_load(m);
+
+	if (err == -EINVAL)
+		return PDD_EXIT_FILE_ERROR;
+	if (err && err != -ENOENT)
+		return pdd_exit_os(err);
+	if (in->size_known && in->size > end)
+		end = in->size;
+	have = m->n ? m->ext[m->n - 1].pos + m->ext[m->n - 1].size : 0;
+	if (have < end && pdd_map_set(m, have, end - have, PDD_MAP_UNTRIED))
+		return pdd_exit_os(-ENOMEM);
+	return 0;
+}
+
+/* What the map says about the range. */
+static void describe_map(char *buf, size_t len, const struct pdd_map *m,
+			 const struct pdd_plan *p)
+{
+	uint64_t s = p->in_off, e = p->in_off + p->total;
+	uint64_t done = pdd_map_bytes(m, s, e, PDD_MAP_DONE);
+	uint64_t bad = pdd_map_bytes(m, s, e, PDD_MAP_BAD);
+
+	snprintf(buf, len, "map '%s': of %" PRIu64 " bytes, %" PRIu64 " finished, %" PRIu64
+		 " bad, %" PRIu64 " to try", m->path, p->total, done, bad,
+		 p->total - done - bad);
+}
+
 int main(int argc, char **argv)
 {
 	struct pdd_dev in = { .fd = -1 }, out = { .fd = -1 };
 	struct pdd_result r;
 	struct pdd_plan p;
 	struct pdd_opts o;
+	struct pdd_map map, *m = NULL;
+	char *cmdline = NULL, line[PATH_MAX + 160];
 	int status, err;
 
 	if (pdd_parse_args(argc, argv, &o))
@@ -63,8 +124,20 @@ int main(int argc, char **argv)
 		status = PDD_EXIT_CONTRADICT;
 		goto out;
 	}
+	if (o.map) {
+		pdd_map_init(&map, o.map);
+		m = &map;
+		map.cmdline = cmdline = join_args(argc, argv);
+		status = load_map(m, &p, &in);
+		if (status)
+			goto out;
+	}
 	if (o.dry_run) {
 		pdd_plan_print(stdout, &p, &in, &out);
+		if (m) {
+			describe_map(line, sizeof(line), m, &p);
+			printf("  %s\n", line);
+		}
 		goto out;
 	}
 	err = pdd_dev_create(&out, p.out_off);
@@ -84,15 +157,22 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	err = pdd_copy(&p, &in, &out, &o, &r);
+	err = pdd_copy(&p, &in, &out, &o, m, &r);
 	if (err) {
 		status = PDD_EXIT_OTHER;
 		goto out;
 	}
 	pdd_report(&o, &p, &r);
+	if (m && pdd_map_bytes(m, p.in_off, p.in_off + p.total, PDD_MAP_DONE) < p.total) {
+		describe_map(line, sizeof(line), m, &p);
+		pdd_info(0, "%s", line);
+	}
 	pdd_print_resume(argc, argv, &p, &in, &out, &r);
 	status = pdd_exit_status(&r);
 out:
+	if (m)
+		pdd_map_free(m);
+	free(cmdline);
 	pdd_dev_close(&in);
 	pdd_dev_close(&out);
 	return status;

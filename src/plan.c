@@ -172,6 +172,27 @@ static int check_room(const struct pdd_opts *o, const struct pdd_dev *out,
 	return 0;
 }
 
+/* A map names input positions and is resumed by seeking to them. */
+static int check_map(const struct pdd_opts *o, const struct pdd_dev *in,
+		     const struct pdd_dev *out, const struct pdd_plan *p)
+{
+	const struct pdd_dev *d = in->stream ? in : out->stream ? out : NULL;
+
+	if (!o->map)
+		return 0;
+	if (d) {
+		pdd_error("map=%s: '%s' is a %s; a map needs both sides to seek",
+			  o->map, d->name, pdd_kind_name(d->kind));
+		return -EINVAL;
+	}
+	if (p->total == PDD_UNTIL_EOF) {
+		pdd_error("map=%s: the size of '%s' is not known; give count=", o->map,
+			  in->name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static unsigned int pick_depth(const struct pdd_opts *o, const struct pdd_plan *p)
 {
 	uint64_t depth = o->qd;
@@ -234,6 +255,8 @@ int pdd_plan_make(const struct pdd_opts *o, const struct pdd_dev *in,
 		err = check_alignment(out, "seek", o->seek, p);
 	if (!err)
 		err = check_room(o, out, p);
+	if (!err)
+		err = check_map(o, in, out, p);
 	if (err)
 		return err;
 	if (p->total != PDD_UNTIL_EOF && p->out_off > INT64_MAX - p->total) {

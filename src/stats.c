@@ -139,6 +139,8 @@ int pdd_exit_status(const struct pdd_result *r)
 		return 128 + r->signal;	/* as the shell reports a signal */
 	if (pdd_err_is_scsi(r->err))
 		return -r->err - PDD_ESCSI;	/* sg3_utils' category */
+	if (r->err_op == PDD_OP_MAP)
+		return PDD_EXIT_FILE_ERROR;	/* the map, not the copy, failed */
 	switch (-r->err) {
 	case 0:
 		/* coe carried on past unreadable blocks; scripts must notice */
@@ -185,17 +187,24 @@ static bool is_operand(const char *w, const char *name)
  * A copy that stopped with work left (an error, a signal): the command
  * that goes on from the done mark.  It is the command as given, with
  * skip=, seek= and count= moved on by what was written and bs= spelled
- * out; rerun, it copies exactly what is missing.  A stream cannot be
- * wound back to the done mark, so for one pdd says so instead.
+ * out; rerun, it copies exactly what is missing.  With map= the map
+ * holds the progress, so the command as given is the one to rerun.  A
+ * stream cannot be wound back to the done mark, so for one pdd says so
+ * instead.
  */
 void pdd_print_resume(int argc, char **argv, const struct pdd_plan *p,
 		      const struct pdd_dev *in, const struct pdd_dev *out,
 		      const struct pdd_result *r)
 {
-	uint64_t done = r->out_bytes - r->out_bytes % p->bs;
+	uint64_t done = r->done - r->done % p->bs;
+	bool mapped = false;
 
-	if ((!r->err && !r->signal) || r->err_op == PDD_OP_FLUSH ||
-	    (p->total != PDD_UNTIL_EOF && done >= p->total))
+	for (int i = 1; i < argc; i++)
+		mapped |= is_operand(argv[i], "map");
+	if (!r->err && !r->signal)
+		return;
+	if (!mapped && (r->err_op == PDD_OP_FLUSH ||
+			(p->total != PDD_UNTIL_EOF && done >= p->total)))
 		return;
 	if (in->stream || out->stream) {
 		pdd_error("the rest cannot be copied by a rerun: '%s' is a stream",
@@ -204,9 +213,14 @@ void pdd_print_resume(int argc, char **argv, const struct pdd_plan *p,
 	}
 	fputs("pdd: to resume: pdd", stderr);
 	for (int i = 1; i < argc; i++)
-		if (!is_operand(argv[i], "skip") && !is_operand(argv[i], "seek") &&
-		    !is_operand(argv[i], "count") && !is_operand(argv[i], "bs"))
+		if (mapped || (!is_operand(argv[i], "skip") && !is_operand(argv[i], "seek") &&
+			       !is_operand(argv[i], "count") && !is_operand(argv[i], "bs")))
 			put_word(stderr, argv[i]);
+	if (mapped) {
+		fputc('\n', stderr);
+		fflush(stderr);
+		return;
+	}
 	fprintf(stderr, " bs=%" PRIu64 " skip=%" PRIu64 " seek=%" PRIu64, p->bs,
 		(p->in_off + done) / p->bs, (p->out_off + done) / p->bs);
 	if (p->total != PDD_UNTIL_EOF)

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * map=FILE: what is known about each byte of the input, kept in GNU
+ * ddrescue's mapfile format so that pdd and ddrescue can each pick up
+ * where the other stopped.  Positions are byte offsets in the input.
+ *
+ *   # comment lines
+ *   0x00100000     ?               1        <- current_pos status pass
+ *   0x00000000  0x00100000  +               <- pos size status, one
+ *   0x00100000  0x00000200  -                  line per extent
+ *
+ * The extents are contiguous and ascending; bytes no extent covers are
+ * not tried.  The copy core marks what it wrote (+) and what it could
+ * not read (-); a rerun copies what is not +.
+ */
+#ifndef PDD_MAP_H
+#define PDD_MAP_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+/* an extent's status, as ddrescue */
+#define PDD_MAP_UNTRIED		'?'	/* not tried */
+#define PDD_MAP_UNTRIMMED	'*'	/* ddrescue: failed, edges not trimmed */
+#define PDD_MAP_UNSCRAPED	'/'	/* ddrescue: failed, not scraped */
+#define PDD_MAP_BAD		'-'	/* read, block by block, and failed */
+#define PDD_MAP_DONE		'+'	/* copied */
+
+struct pdd_extent {
+	uint64_t pos;			/* first input byte */
+	uint64_t size;			/* bytes, > 0 */
+	char status;			/* PDD_MAP_* */
+};
+
+struct pdd_map {
+	const char *path;		/* the file, as given to map= */
+	struct pdd_extent *ext;		/* n extents: contiguous, ascending,
+					 * neighbours of one status merged */
+	size_t n, cap;
+	uint64_t cur_pos;		/* status line: where the copy is */
+	char cur_status;		/* '?' copying, '+' finished */
+	unsigned int pass;		/* status line: always 1 from pdd */
+	const char *cmdline;		/* for the header; NULL leaves it out */
+	time_t started;			/* for the header */
+};
+
+void pdd_map_init(struct pdd_map *m, const char *path);
+void pdd_map_free(struct pdd_map *m);
+
+/* Read a map in ddrescue's format from f; name is for messages
+ * ("map 'NAME' line 4: blocks are not contiguous").  0 or -EINVAL. */
+int pdd_map_parse(struct pdd_map *m, FILE *f, const char *name);
+
+/* Read m->path.  -ENOENT (quietly) when there is no such file yet, so the
+ * map starts empty; any other failure is reported and returned. */
+int pdd_map_load(struct pdd_map *m);
+
+/* Give [pos, pos+size) the status; extents are split and merged so the
+ * invariants above still hold.  0 or -ENOMEM. */
+int pdd_map_set(struct pdd_map *m, uint64_t pos, uint64_t size, char status);
+
+/* The status of the byte at pos; '?' where no extent covers it. */
+char pdd_map_status(const struct pdd_map *m, uint64_t pos);
+
+/* Bytes in [start, end) with the status (uncovered bytes count as '?'). */
+uint64_t pdd_map_bytes(const struct pdd_map *m, uint64_t start, uint64_t end,
+		       char status);
+
+/* What a copy of [start, end) must still do: the parts that are not '+',
+ * each widened to multiples of grain counted from start (and cut at end),
+ * overlapping or touching ones joined.  *out is malloc'd (NULL when
+ * *n is 0).  0 or -ENOMEM. */
+int pdd_map_todo(const struct pdd_map *m, uint64_t start, uint64_t end,
+		 uint64_t grain, struct pdd_extent **out, size_t *n);
+
+/* Write the map in ddrescue's format, the header's current time now. */
+int pdd_map_write(const struct pdd_map *m, FILE *f, time_t now);
+
+/* Replace m->path safely: write PATH.new, fsync it, keep the old map as
+ * PATH.bak, rename PATH.new to PATH, fsync the directory.  Failures are
+ * reported; 0 or -errno. */
+int pdd_map_save(const struct pdd_map *m);
+
+#endif

@@ -1,0 +1,601 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * map=FILE (see include/map.h).  The file is GNU ddrescue's mapfile, read
+ * by the rules ddrescue 1.27 reads it with and written the way ddrescue
+ * writes it, so a map can go back and forth between pdd, ddrescue and
+ * ddrescuelog.  Maps hold few extents, so every change simply rebuilds
+ * the array: simple beats clever here.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "map.h"
+#include "pdd.h"
+
+#define MAP_MAX_LINE	1000	/* longer lines are refused, not cut */
+
+void pdd_map_init(struct pdd_map *m, const char *path)
+{
+	memset(m, 0, sizeof(*m));
+	m->path = path;
+	m->cur_status = PDD_MAP_UNTRIED;
+	m->pass = 1;
+	m->started = time(NULL);
+}
+
+void pdd_map_free(struct pdd_map *m)
+{
+	free(m->ext);
+	m->ext = NULL;
+	m->n = 0;
+	m->cap = 0;
+}
+
+static bool block_status(int c)
+{
+	return c && strchr("?*/-+", c);
+}
+
+/* the status line may also say ddrescue is filling (F) or generating (G) */
+static bool line_status(int c)
+{
+	return c && strchr("?*/-FG+", c);
+}
+
+/* Append to an extent array, merging with the last extent when it has the
+ * same status, so the array never holds two equal neighbours.  The caller
+ * keeps the extents contiguous. */
+static int push(struct pdd_extent **ext, size_t *n, size_t *cap,
+		uint64_t pos, uint64_t size, char status)
+{
+	struct pdd_extent *e;
+
+	if (!size)
+		return 0;
+	if (*n && (*ext)[*n - 1].status == status &&
+	    (*ext)[*n - 1].pos + (*ext)[*n - 1].size == pos) {
+		(*ext)[*n - 1].size += size;
+		return 0;
+	}
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 16;
+
+		e = realloc(*ext, ncap * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		*ext = e;
+		*cap = ncap;
+	}
+	(*ext)[(*n)++] = (struct pdd_extent){ pos, size, status };
+	return 0;
+}
+
+/* --- reading -------------------------------------------------------------- */
+
+static const char *skip_space(const char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	return s;
+}
+
+/* One number as strtoull base 0 reads it, ending at whitespace or the end
+ * of the line.  A sign other than '+' is refused: strtoull would quietly
+ * turn "-1" into a huge value. */
+static int parse_num(const char **s, uint64_t *v)
+{
+	const char *p = *s;
+	char *end;
+	unsigned long long x;
+
+	if (*p == '+')
+		p++;
+	if (!isdigit((unsigned char)*p))
+		return -EINVAL;
+	errno = 0;
+	x = strtoull(p, &end, 0);
+	if (errno || x > INT64_MAX)
+		return -EINVAL;
+	if (*end && !isspace((unsigned char)*end))
+		return -EINVAL;
+	*v = x;
+	*s = skip_space(end);
+	return 0;
+}
+
+/* One status character standing alone. */
+static int parse_status(const char **s, char *c)
+{
+	const char *p = *s;
+
+	if (!*p || (p[1] && !isspace((unsigned char)p[1])))
+		return -EINVAL;
+	*c = *p;
+	*s = skip_space(p + 1);
+	return 0;
+}
+
+/* "POS STATUS [PASS]" */
+static int parse_status_line(struct pdd_map *m, const char *s)
+{
+	uint64_t pos;
+	unsigned long pass = 1;
+	char c;
+
+	s = skip_space(s);
+	if (parse_num(&s, &pos) || parse_status(&s, &c) || !line_status(c))
+		return -EINVAL;
+	if (*s) {
+		char *end;
+
+		if (!isdigit((unsigned char)*s))
+			return -EINVAL;
+		errno = 0;
+		pass = strtoul(s, &end, 10);
+		if (errno || pass < 1 || pass > INT_MAX)
+			return -EINVAL;
+		if (*skip_space(end))
+			return -EINVAL;
+	}
+	m->cur_pos = pos;
+	m->cur_status = c;
+	m->pass = (unsigned int)pass;
+	return 0;
+}
+
+/* "POS SIZE STATUS" */
+static int parse_block_line(const char *s, struct pdd_extent *e)
+{
+	s = skip_space(s);
+	if (parse_num(&s, &e->pos) || parse_num(&s, &e->size) ||
+	    parse_status(&s, &e->status) || *s || !block_status(e->status))
+		return -EINVAL;
+	if (e->size > (uint64_t)INT64_MAX - e->pos)
+		return -EINVAL;
+	/* ddrescue writes "0 0 ?" for an empty domain; nothing else may be
+	 * empty */
+	if (!e->size && e->pos)
+		return -EINVAL;
+	return 0;
+}
+
+static int bad_line(const char *name, unsigned long line, const char *what)
+{
+	pdd_error("map '%s' line %lu: %s", name, line, what);
+	return -EINVAL;
+}
+
+static void reset(struct pdd_map *m)
+{
+	pdd_map_free(m);
+	m->cur_pos = 0;
+	m->cur_status = PDD_MAP_UNTRIED;
+	m->pass = 1;
+}
+
+/* Line by line: blank lines and comments (first non-blank character '#',
+ * as ddrescue has it) are skipped, the first other line is the status
+ * line, the rest are blocks. */
+static int parse_lines(struct pdd_map *m, FILE *f, const char *name)
+{
+	char *buf = NULL;
+	size_t bufsz = 0;
+	ssize_t len;
+	unsigned long line = 0;
+	bool have_status = false;
+	uint64_t next = 0;	/* where the next block must start */
+	bool have_block = false;
+	int ret = 0;
+
+	while ((len = getline(&buf, &bufsz, f)) >= 0) {
+		struct pdd_extent e;
+		const char *s;
+
+		line++;
+		if (len && buf[len - 1] == '\n')
+			buf[--len] = '\0';
+		if (len > MAP_MAX_LINE) {
+			ret = bad_line(name, line, "line too long");
+			break;
+		}
+		s = skip_space(buf);
+		if (!*s && (size_t)(s - buf) == (size_t)len)
+			continue;
+		if (*s == '#')
+			continue;
+		/* a NUL inside the line would hide the rest from the parser */
+		if (strlen(buf) != (size_t)len) {
+			ret = bad_line(name, line, have_status ?
+				       "bad block line" : "bad status line");
+			break;
+		}
+		if (!have_status) {
+			if (parse_status_line(m, s)) {
+				ret = bad_line(name, line, "bad status line");
+				break;
+			}
+			have_status = true;
+			continue;
+		}
+		if (parse_block_line(s, &e)) {
+			ret = bad_line(name, line, "bad block line");
+			break;
+		}
+		/* the empty "0 0 ?" still anchors the next block at 0, as
+		 * in ddrescue */
+		if (have_block && e.pos != next) {
+			ret = bad_line(name, line, "blocks are not contiguous");
+			break;
+		}
+		have_block = true;
+		next = e.pos + e.size;
+		ret = push(&m->ext, &m->n, &m->cap, e.pos, e.size, e.status);
+		if (ret)
+			break;
+	}
+	free(buf);
+	return ret;
+}
+
+int pdd_map_parse(struct pdd_map *m, FILE *f, const char *name)
+{
+	int ret;
+
+	reset(m);
+	ret = parse_lines(m, f, name);
+	if (ret)
+		reset(m);
+	return ret;
+}
+
+int pdd_map_load(struct pdd_map *m)
+{
+	FILE *f = fopen(m->path, "re");
+	int ret;
+
+	if (!f) {
+		int e = errno;
+
+		if (e == ENOENT)
+			return -ENOENT;
+		pdd_error("cannot read map '%s': %s", m->path, strerror(e));
+		return -e;
+	}
+	ret = pdd_map_parse(m, f, m->path);
+	if (!ret && ferror(f)) {
+		pdd_error("cannot read map '%s': %s", m->path, strerror(EIO));
+		reset(m);
+		ret = -EIO;
+	}
+	fclose(f);
+	return ret;
+}
+
+/* --- changing and asking -------------------------------------------------- */
+
+static uint64_t ext_end(const struct pdd_extent *e)
+{
+	return e->pos + e->size;
+}
+
+/* Rebuild the array in order: what lies before the range, a '?' gap up to
+ * it, the range, a '?' gap after it, what lies after.  Only one of the two
+ * gaps can exist, and only when the range is outside what is covered. */
+int pdd_map_set(struct pdd_map *m, uint64_t pos, uint64_t size, char status)
+{
+	struct pdd_extent *ext;
+	size_t n = 0, cap, i;
+	uint64_t end;
+	int ret = 0;
+
+	if (!size)
+		return 0;
+	/* a map cannot describe bytes past 2^64; keep the end representable */
+	if (size > UINT64_MAX - pos)
+		size = UINT64_MAX - pos;
+	end = pos + size;
+	cap = m->n + 4;
+	ext = malloc(cap * sizeof(*ext));
+	if (!ext)
+		return -ENOMEM;
+	for (i = 0; i < m->n && m->ext[i].pos < pos; i++) {
+		uint64_t e = ext_end(&m->ext[i]) < pos ? ext_end(&m->ext[i]) : pos;
+
+		ret |= push(&ext, &n, &cap, m->ext[i].pos, e - m->ext[i].pos,
+			    m->ext[i].status);
+	}
+	if (m->n && ext_end(&m->ext[m->n - 1]) < pos)
+		ret |= push(&ext, &n, &cap, ext_end(&m->ext[m->n - 1]),
+			    pos - ext_end(&m->ext[m->n - 1]), PDD_MAP_UNTRIED);
+	ret |= push(&ext, &n, &cap, pos, size, status);
+	if (m->n && m->ext[0].pos > end)
+		ret |= push(&ext, &n, &cap, end, m->ext[0].pos - end,
+			    PDD_MAP_UNTRIED);
+	for (i = 0; i < m->n; i++) {
+		uint64_t b;
+
+		if (ext_end(&m->ext[i]) <= end)
+			continue;
+		b = m->ext[i].pos > end ? m->ext[i].pos : end;
+		ret |= push(&ext, &n, &cap, b, ext_end(&m->ext[i]) - b,
+			    m->ext[i].status);
+	}
+	/* cap covers the worst case (n + 3), so push never grows the array;
+	 * checked all the same */
+	if (ret) {
+		free(ext);
+		return -ENOMEM;
+	}
+	free(m->ext);
+	m->ext = ext;
+	m->n = n;
+	m->cap = cap;
+	return 0;
+}
+
+char pdd_map_status(const struct pdd_map *m, uint64_t pos)
+{
+	size_t lo = 0, hi = m->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct pdd_extent *e = &m->ext[mid];
+
+		if (pos < e->pos)
+			hi = mid;
+		else if (pos >= ext_end(e))
+			lo = mid + 1;
+		else
+			return e->status;
+	}
+	return PDD_MAP_UNTRIED;
+}
+
+uint64_t pdd_map_bytes(const struct pdd_map *m, uint64_t start, uint64_t end,
+		       char status)
+{
+	uint64_t sum = 0, covered = 0;
+	size_t i;
+
+	if (start >= end)
+		return 0;
+	for (i = 0; i < m->n; i++) {
+		uint64_t a = m->ext[i].pos > start ? m->ext[i].pos : start;
+		uint64_t b = ext_end(&m->ext[i]) < end ? ext_end(&m->ext[i]) : end;
+
+		if (a >= b)
+			continue;
+		covered += b - a;
+		if (m->ext[i].status == status)
+			sum += b - a;
+	}
+	if (status == PDD_MAP_UNTRIED)
+		sum += end - start - covered;
+	return sum;
+}
+
+/* Add [p, q) widened to the grain to the list, joining it to the last
+ * entry when they touch or overlap. */
+static int todo_add(struct pdd_extent **out, size_t *n, size_t *cap,
+		    uint64_t start, uint64_t end, uint64_t grain,
+		    uint64_t p, uint64_t q)
+{
+	uint64_t lo = start + (p - start) / grain * grain;
+	uint64_t r = (q - start) % grain;
+	uint64_t extra = r ? grain - r : 0;
+	uint64_t hi = extra >= end - q ? end : q + extra;
+	struct pdd_extent *last = *n ? &(*out)[*n - 1] : NULL;
+
+	if (last && lo <= ext_end(last)) {
+		if (hi > ext_end(last))
+			last->size = hi - last->pos;
+		return 0;
+	}
+	/* never merged by status: push() only joins what touches, and that
+	 * was handled above */
+	return push(out, n, cap, lo, hi - lo, PDD_MAP_UNTRIED);
+}
+
+int pdd_map_todo(const struct pdd_map *m, uint64_t start, uint64_t end,
+		 uint64_t grain, struct pdd_extent **out, size_t *n)
+{
+	struct pdd_extent *list = NULL;
+	size_t cnt = 0, cap = 0, i;
+	uint64_t c = start;	/* everything below c is handled */
+	int ret = 0;
+
+	if (!grain)
+		grain = 1;
+	for (i = 0; i < m->n && c < end && !ret; i++) {
+		const struct pdd_extent *e = &m->ext[i];
+		uint64_t b = ext_end(e) < end ? ext_end(e) : end;
+
+		if (b <= c)
+			continue;
+		if (e->pos > c) {
+			/* uncovered: never tried */
+			uint64_t gap = e->pos < end ? e->pos : end;
+
+			ret = todo_add(&list, &cnt, &cap, start, end, grain,
+				       c, gap);
+			c = gap;
+			if (c >= end || ret)
+				break;
+		}
+		if (e->status != PDD_MAP_DONE)
+			ret = todo_add(&list, &cnt, &cap, start, end, grain,
+				       c, b);
+		c = b;
+	}
+	if (!ret && c < end)
+		ret = todo_add(&list, &cnt, &cap, start, end, grain, c, end);
+	if (ret) {
+		free(list);
+		*out = NULL;
+		*n = 0;
+		return ret;
+	}
+	if (!cnt) {
+		free(list);
+		list = NULL;
+	}
+	*out = list;
+	*n = cnt;
+	return 0;
+}
+
+/* --- writing -------------------------------------------------------------- */
+
+static void fmt_time(char *buf, size_t len, time_t t)
+{
+	struct tm tm;
+
+	if (!localtime_r(&t, &tm) ||
+	    !strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(buf, len, "?");
+}
+
+int pdd_map_write(const struct pdd_map *m, FILE *f, time_t now)
+{
+	char start[64], cur[64];
+	size_t i;
+
+	fmt_time(start, sizeof(start), m->started);
+	fmt_time(cur, sizeof(cur), now);
+	fprintf(f, "# Mapfile. Created by pdd " PDD_VERSION "\n");
+	if (m->cmdline)
+		fprintf(f, "# Command line: %s\n", m->cmdline);
+	fprintf(f, "# Start time:   %s\n", start);
+	fprintf(f, "# Current time: %s\n", cur);
+	fprintf(f, "# %s\n", m->cur_status == PDD_MAP_DONE ? "Finished" : "Copying");
+	fprintf(f, "# current_pos  current_status  current_pass\n");
+	fprintf(f, "0x%08" PRIX64 "     %c               %u\n",
+		m->cur_pos, m->cur_status, m->pass);
+	fprintf(f, "#      pos        size  status\n");
+	for (i = 0; i < m->n; i++)
+		fprintf(f, "0x%08" PRIX64 "  0x%08" PRIX64 "  %c\n",
+			m->ext[i].pos, m->ext[i].size, m->ext[i].status);
+	if (fflush(f) || ferror(f))
+		return -EIO;
+	return 0;
+}
+
+/* Make the renames in the directory durable: without this a crash could
+ * bring back the old map, or none. */
+static int sync_dir(const char *path)
+{
+	char *copy = strdup(path);
+	int fd, e = 0;
+
+	if (!copy)
+		return ENOMEM;
+	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		e = errno;
+	} else {
+		/* some file systems cannot sync a directory (EINVAL); the
+		 * rename has happened, which is all that can be had there */
+		if (fsync(fd) && errno != EINVAL)
+			e = errno;
+		close(fd);
+	}
+	free(copy);
+	return e;
+}
+
+/* The new map, complete and on disk, as PATH.new.  0 or an errno;
+ * *created says whether PATH.new is there to be removed. */
+static int write_new(const struct pdd_map *m, const char *tmp, bool *created)
+{
+	FILE *f;
+	int fd, e = 0;
+
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return errno;
+	*created = true;
+	f = fdopen(fd, "w");
+	if (!f) {
+		e = errno;
+		close(fd);
+		return e;
+	}
+	/* pdd_map_write() says only EIO; the errno of the failing write
+	 * (ENOSPC, say) tells the user more */
+	errno = 0;
+	if (pdd_map_write(m, f, time(NULL)))
+		e = errno ? errno : EIO;
+	else if (fflush(f))
+		e = errno;
+	else if (fsync(fileno(f)))
+		e = errno;
+	if (fclose(f) && !e)
+		e = errno;
+	return e;
+}
+
+/* Keep the map that is there as PATH.bak.  A hard link leaves PATH in
+ * place until the rename replaces it, so there is never a moment without
+ * a map; where links are not possible, a rename has to do. */
+static int keep_old(const char *path, const char *bak)
+{
+	struct stat st;
+
+	if (lstat(path, &st))
+		return errno == ENOENT ? 0 : errno;
+	if (unlink(bak) && errno != ENOENT)
+		return errno;
+	if (link(path, bak) && rename(path, bak))
+		return errno;
+	return 0;
+}
+
+int pdd_map_save(const struct pdd_map *m)
+{
+	size_t len = strlen(m->path);
+	char *tmp = malloc(len + 5), *bak = malloc(len + 5);
+	bool created = false;
+	int e;
+
+	if (!tmp || !bak) {
+		e = ENOMEM;
+		goto fail;
+	}
+	snprintf(tmp, len + 5, "%s.new", m->path);
+	snprintf(bak, len + 5, "%s.bak", m->path);
+	e = write_new(m, tmp, &created);
+	if (e)
+		goto fail;
+	e = keep_old(m->path, bak);
+	if (e)
+		goto fail;
+	if (rename(tmp, m->path)) {
+		e = errno;
+		goto fail;
+	}
+	created = false;
+	e = sync_dir(m->path);
+	if (e)
+		goto fail;
+	free(tmp);
+	free(bak);
+	return 0;
+fail:
+	if (created)
+		unlink(tmp);
+	pdd_error("cannot save map '%s': %s", m->path, strerror(e));
+	free(tmp);
+	free(bak);
+	return -e;
+}
