@@ -366,6 +366,16 @@ static void read_more(struct core *c, struct slot *s)
 			stop_inside(c, s, bad, s->bad_err);
 			return;
 		}
+		if (c->map && pdd_map_bytes(c->map, bad, bad + (block_end(c, s) - s->got),
+					    PDD_MAP_DONE)) {
+			/* a map finer than the block: zeros would overwrite
+			 * bytes an earlier run copied */
+			pdd_error("'%s': LBA %" PRIu64 " cannot be read, and the map marks part of it "
+				  "finished: stopping rather than writing zeros over it",
+				  c->in->name, bad / coe_unit(c));
+			stop_inside(c, s, bad, s->bad_err);
+			return;
+		}
 		if (zero_fill(c, s)) {
 			pdd_error("coe_limit=%" PRIu64 " reached: stopping after LBA %" PRIu64,
 				  c->o->coe_limit, bad / coe_unit(c));

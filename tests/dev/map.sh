@@ -127,6 +127,16 @@ for lbs in 512 4096; do
 	grep -q "failed_reads=0" "$ctl" || fail "the wider rerun read finished blocks: $(cat "$ctl")"
 	cmp -s -n $((1000 * lbs)) -i $((1000 * lbs)):$((7 * lbs)) "$T/back$lbs" "$T/out" ||
 		fail "the wider domain is not the source"
+	if [ "$lbs" = 4096 ]; then
+		# a map finer than the device's blocks (512 bytes of bad block
+		# 100 finished): coe must not write zeros over them
+		echo "$bad reset" >"$ctl"
+		printf '0 ?\n0 0x64000 ?\n0x64000 0x200 +\n0x64200 %d ?\n' $((size - 0x64200)) >"$T/m6"
+		run_pdd if="$dev" of="$T/out" coe=1 map="$T/m6"
+		expect_rc 3
+		expect_err "pdd: '$dev': LBA 100 cannot be read, and the map marks part of it finished: stopping rather than writing zeros over it"
+		grep -qx "0x00000000  0x00064200  +" "$T/m6" || fail "the finished part of LBA 100 lost its mark"
+	fi
 done
 
 # a map that cannot be read or saved stops pdd before or as it copies

@@ -171,6 +171,22 @@ for lbs in 512 4096; do
 	expect_err "pdd: 2 unreadable blocks of $lbs bytes written as zeros, LBA 1000 to 1001"
 	expect_err "pdd: to resume: pdd if=$A of=$T/p.img bpt=128 coe=1 coe_limit=2${PDD_ENGINE:+ engine=$PDD_ENGINE} bs=$lbs skip=1002 seek=1002 count=$((NB - 1002))"
 	[ "$(stat -c %s "$T/p.img")" = $((1002 * lbs)) ] || fail "coe_limit did not stop after block 1001"
+	# map=: the sense INFO field names the bad blocks; the map lists
+	# exactly them, and a rerun once they read again reads only them
+	rm -f "$T/p.img" "$T/p.map"
+	sgp run_pdd if="$A" of="$T/p.img" bpt=128 coe=1 map="$T/p.map"
+	expect_rc 3
+	[ "$(ddrescuelog -b "$lbs" -l- "$T/p.map" | tr '\n' ' ')" = "1000 1001 1002 1003 " ] ||
+		fail "the sg map's bad blocks: $(ddrescuelog -b "$lbs" -l- "$T/p.map" | tr '\n' ' ')"
+	faults=""
+	: >"$T/log"
+	sgp run_pdd if="$A" of="$T/p.img" bpt=128 coe=1 map="$T/p.map"
+	expect_rc 0
+	expect_err "4+0 records out"
+	[ "$(grep -c " $A READ(" "$T/log")" = 1 ] && grep -q " $A READ(.* lba 1000 blocks 4 " "$T/log" ||
+		{ grep " $A READ(" "$T/log"; fail "the rerun read more than the 4 bad blocks"; }
+	stamped "$T/p.img" 0 "$NB" 1 0
+	faults="medium@$A:1000-1003"
 	# without coe the copy stops exactly at the first bad block
 	rm -f "$T/p.img"
 	sgp run_pdd if="$A" of="$T/p.img" bpt=128

@@ -1,7 +1,8 @@
 #!/bin/bash
-# pdd under valgrind's memcheck: a threaded file copy, a pipe copy, an
-# error stop, a refused command line and (once) sg copies through the
-# double must show no invalid access and no leak.
+# pdd under valgrind's memcheck: a threaded file copy, one with a map, a
+# pipe copy, an error stop, a refused command line and (once) sg copies
+# through the double, coe with a map, must show no invalid access and no
+# leak.
 . "$(dirname "$0")/../lib.sh"
 command -v valgrind >/dev/null || skip "valgrind is not installed"
 
@@ -20,6 +21,12 @@ expect_rc 0
 cmp -s "$T/in" "$T/out" || fail "copy under valgrind differs"
 vg if="$T/in" of="$T/out2" iflag=direct oflag=direct threads=3 bpt=16
 expect_rc 0
+# a map with every status: only what is not finished is copied
+printf '0 ?\n0 4096 +\n4096 512 -\n4608 512 *\n5120 994880 ?\n' >"$T/map"
+vg if="$T/in" of="$T/out" threads=4 bpt=7 map="$T/map"
+expect_rc 0
+expect_err "1945+1 records out"
+cmp -s "$T/in" "$T/out" || fail "map copy under valgrind differs"
 vg if="$T/in" of=/dev/null bs=4096 --dry-run >/dev/null
 expect_rc 0
 vg if="$T/in" of="$T/out" bs=0
@@ -41,8 +48,9 @@ if [ "${PDD_ENGINE:-threads}" = threads ] && [ -e "$SGD" ]; then
 	vg if="$T/in" of="$T/sg" bpt=16 qd=20
 	expect_rc 0
 	export SGDOUBLE_FAULTS="medium@$T/sg:100-101"
-	vg if="$T/sg" of="$T/sgout" bpt=16 coe=1
+	vg if="$T/sg" of="$T/sgout" bpt=16 coe=1 map="$T/sgmap"
 	expect_rc 3
+	grep -qx '0x0000C800  0x00000400  -' "$T/sgmap" || fail "the sg map under valgrind"
 	unset LD_PRELOAD SGDOUBLE_DEVS SGDOUBLE_FAULTS
 	cmp -s -n 51200 "$T/in" "$T/sgout" || fail "sg copy under valgrind differs"
 fi

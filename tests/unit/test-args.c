@@ -847,6 +847,35 @@ static void test_coe_aliases(void **state)
 	assert_refused(PARSE(&o, "iflag=coe,coe"), -EINVAL, "iflag=coe,coe: 'coe' given twice");
 }
 
+/* map= names a file; map_interval= tunes it and means nothing alone */
+static void test_map_operands(void **state)
+{
+	struct pdd_opts o;
+
+	(void)state;
+	assert_accepted(PARSE(&o, "map=disk.map"));
+	assert_string_equal(o.map, "disk.map");
+	assert_int_equal(o.map_interval, 30);
+	cap_reset();
+	assert_accepted(PARSE(&o, "map=m", "map_interval=0"));
+	assert_int_equal(o.map_interval, 0);
+	cap_reset();
+	assert_accepted(PARSE(&o, "map=m", "map_interval=86400"));
+	assert_int_equal(o.map_interval, 86400);
+	cap_reset();
+	assert_refused(PARSE(&o, "map=m", "map_interval=86401"), -EINVAL,
+		       "map_interval=86401: must be at most 86400");
+	cap_reset();
+	assert_refused(PARSE(&o, "map="), -EINVAL, "map=: missing file name");
+	cap_reset();
+	assert_refused(PARSE(&o, "map=a", "map=b"), -EINVAL, "map= given more than once");
+	cap_reset();
+	assert_refused(PARSE(&o, "map_interval=5"), -EINVAL, "map_interval= needs map=");
+	cap_reset();
+	assert_refused(PARSE(&o, "map=m", "oflag=append"), -EINVAL,
+		       "map= and oflag=append contradict: a map needs the output's positions");
+}
+
 static void test_sg_flags(void **state)
 {
 	struct pdd_opts o;
@@ -925,6 +954,7 @@ int main(void)
 		T(test_dio_values),
 		T(test_coe_values),
 		T(test_coe_aliases),
+		T(test_map_operands),
 		T(test_sg_flags),
 #undef T
 	};

@@ -413,6 +413,37 @@ static void test_stream_input_until_eof(void **state)
 	assert_int_equal(p.threads, 4);
 }
 
+/* map= resumes by position: no streams, no input of unknown size */
+static void test_map_needs_positions(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = fifo("standard input", false);
+	struct pdd_dev out = regfile("out.img", true, 0, false);
+	struct pdd_dev file = regfile("in.img", false, 1 * MiB, false);
+	struct pdd_dev pipe = fifo("standard output", true);
+	struct pdd_plan p;
+
+	(void)state;
+	o.map = "m";
+	assert_plan_refused(&o, &in, &out,
+			    "map=m: 'standard input' is a fifo; a map needs both sides to seek");
+	cap_reset();
+	assert_plan_refused(&o, &file, &pipe,
+			    "map=m: 'standard output' is a fifo; a map needs both sides to seek");
+	cap_reset();
+	in = dev("/dev/ttyS0", PDD_KIND_FILE, false);	/* seekable, no size */
+	in.seekable = true;
+	assert_plan_refused(&o, &in, &out,
+			    "map=m: the size of '/dev/ttyS0' is not known; give count=");
+	cap_reset();
+	o.count = 8;
+	o.count_given = true;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.total, 4096);
+	cap_reset();
+	assert_plan_ok(&o, &file, &out, &p);
+}
+
 /* --- direct I/O alignment ------------------------------------------------ */
 
 static void test_skip_unaligned_on_4kn_refused(void **state)
@@ -1168,6 +1199,7 @@ int main(void)
 		T(test_offsets_too_large),
 		T(test_zero_without_count_refused),
 		T(test_stream_input_until_eof),
+		T(test_map_needs_positions),
 		T(test_skip_unaligned_on_4kn_refused),
 		T(test_skip_multiple_is_lbs_over_gcd),
 		T(test_seek_unaligned_on_4kn_refused),
