@@ -15,6 +15,9 @@
 #   pdd        pdd if=DEV of=IMG coe=1             its defaults (engine,
 #                                                 transfer size, queue)
 #   pdd+map    pdd if=DEV of=IMG coe=1 map=MAP     the same, keeping a map
+# DELAY_US gives every request to the device that service time (faultfs
+# delay_us=), as a disk's seek and rotation would; 0 leaves the pace to
+# memory and FUSE.
 # Every copy is checked: the image must be the source with exactly the
 # bad sectors zero, and each map must list exactly those sectors as bad.
 # The table gives the median seconds and the ratio of ddrescue's time to
@@ -24,7 +27,8 @@
 #   SIZE_MIB=256 RUNS=3 scripts/bench-rescue.sh
 #
 # Settings (environment):
-#   SIZE_MIB=1024 NBAD=20 RUNS=5 SEED=1 OUT=results/bench-rescue-DATE
+#   SIZE_MIB=1024 NBAD=20 RUNS=5 SEED=1 DELAY_US=0
+#   OUT=results/bench-rescue-DATE
 #   PDD=./pdd
 # Writes runs.csv and table.txt into OUT.  Needs root (loop devices,
 # FUSE), ddrescue and ddrescuelog (gddrescue), tests/faultfs/faultfs
@@ -34,6 +38,7 @@ set -euo pipefail
 
 SIZE_MIB=${SIZE_MIB:-1024}
 NBAD=${NBAD:-20}
+DELAY_US=${DELAY_US:-0}
 RUNS=${RUNS:-5}
 SEED=${SEED:-1}
 OUT=${OUT:-results/bench-rescue-$(date +%Y%m%d-%H%M%S)}
@@ -43,7 +48,7 @@ STAMP=${STAMP:-tests/tools/stamp}
 DIR=${DIR:-/dev/shm/pdd-bench-rescue.$$}
 
 die() { echo "bench-rescue.sh: $*" >&2; exit 1; }
-[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
+[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
 [[ $(id -u) == 0 ]] || die "needs root (loop devices, FUSE)"
 for c in ddrescue ddrescuelog losetup cmp awk bc; do
 	command -v "$c" >/dev/null || die "'$c' not found (scripts/install-deps.sh installs it)"
@@ -81,10 +86,10 @@ cp "$DIR/back" "$DIR/want"
 for s in "${bad[@]}"; do
 	dd if=/dev/zero of="$DIR/want" bs=512 seek="$s" count=1 conv=notrunc status=none
 done
-"$FAULTFS" "$DIR/back" "$DIR/mnt" "read=$faults" || die "faultfs did not mount"
+"$FAULTFS" "$DIR/back" "$DIR/mnt" "read=$faults" "delay_us=$DELAY_US" || die "faultfs did not mount"
 LOOP=$(losetup --find --show --direct-io=on "$DIR/mnt/disk") || die "losetup failed"
 echo 2 >"/sys/block/${LOOP#/dev/}/queue/nomerges"
-echo "$SIZE_MIB MiB on $LOOP, bad sectors: ${bad[*]}" | tee "$OUT/setup.txt"
+echo "$SIZE_MIB MiB on $LOOP, $DELAY_US us per request, bad sectors: ${bad[*]}" | tee "$OUT/setup.txt"
 
 TOOLS=(ddrescue pdd pdd+map)
 echo "tool,run,secs" >"$OUT/runs.csv"
@@ -135,6 +140,6 @@ END {
 	for (i = 1; i <= 3; i++) { t = order[i]
 		printf "%-10s %10.2f %10.1f %13.2fx\n", t, m[t], '"$SIZE_MIB"' / m[t], m["ddrescue"] / m[t] }
 }' "$OUT/runs.csv" | {
-	echo "rescue of $SIZE_MIB MiB with $NBAD bad sectors, $RUNS rounds, medians"
+	echo "rescue of $SIZE_MIB MiB with $NBAD bad sectors, $DELAY_US us per request, $RUNS rounds, medians"
 	cat
 } | tee "$OUT/table.txt"
