@@ -46,11 +46,11 @@ msg = @printf '  %-6s %s\n'
 endif
 
 SRCS = src/main.c src/args.c src/dev.c src/plan.c src/copy.c src/seq.c \
-       src/stats.c src/msg.c src/signals.c src/engine.c src/map.c $(SCSI_SRCS) $(ENGINE_SRCS)
+       src/stats.c src/json.c src/progress.c src/msg.c src/signals.c src/engine.c src/map.c src/verify.c src/guard.c $(SCSI_SRCS) $(ENGINE_SRCS)
 LIB_SRCS = $(filter-out src/main.c,$(SRCS))
 HDRS = $(wildcard include/*.h)
 
-UNIT_TESTS = args plan seq stats map $(if $(SCSI_SRCS),scsi)
+UNIT_TESTS = args plan seq stats progress map guard $(if $(SCSI_SRCS),scsi)
 TOOLS = tests/tools/stamp tests/tools/noring tests/sgdouble/libsgdouble.so
 TOOLS += $(if $(shell pkg-config --exists fuse3 2>/dev/null && echo y),tests/faultfs/faultfs)
 

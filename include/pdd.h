@@ -39,6 +39,8 @@
 #define PDD_F_DPO	(1u << 8)	/* sg: disable page out (do not cache) */
 #define PDD_F_COE	(1u << 9)	/* continue on read errors (coe=1) */
 #define PDD_F_NULL	(1u << 10)	/* sgp_dd's placeholder: does nothing */
+#define PDD_F_FORCE	(1u << 11)	/* of only: write although another device
+					 * holds the output (never when mounted) */
 
 #define PDD_SG_TIMEOUT	60		/* seconds a SCSI command may take, as sg_dd */
 #define PDD_MAP_INTERVAL 30		/* seconds between saves of map=, as ddrescue */
@@ -47,6 +49,13 @@ enum pdd_status {
 	PDD_STATUS_DEFAULT,		/* records and bytes lines */
 	PDD_STATUS_NOXFER,		/* records lines only */
 	PDD_STATUS_NONE,		/* errors only */
+	PDD_STATUS_JSON,		/* one JSON object at the end, on stdout */
+};
+
+enum pdd_verify {
+	PDD_VERIFY_NONE,		/* verify=0 */
+	PDD_VERIFY_AFTER,		/* verify=1: compare after the copy */
+	PDD_VERIFY_ONLY,		/* verify=only: compare, copy nothing */
 };
 
 /* What the command line asked for, before any file is looked at. */
@@ -76,6 +85,8 @@ struct pdd_opts {
 	const char *map;		/* map=: ddrescue-format mapfile, or NULL */
 	unsigned int map_interval;	/* map_interval=: seconds between saves */
 	enum pdd_status status;		/* status= */
+	bool progress;			/* status=progress, -p, --progress */
+	enum pdd_verify verify;		/* verify= */
 	int verbose;			/* verbose= / deb= / -v */
 	bool dry_run;			/* --dry-run: plan only */
 	bool help;			/* --help */
@@ -119,6 +130,10 @@ struct pdd_dev {
 	unsigned int cdbsz;		/* smallest CDB to use: 6, 10, 12, 16 */
 	unsigned int timeout_ms;	/* per command */
 	bool dio;			/* ask the driver for direct I/O */
+	/* who it is, for the dry run and the report; empty when unknown */
+	char model[64];			/* sysfs vendor and model, or INQUIRY's */
+	char serial[64];		/* sysfs serial, or VPD page 0x80 */
+	char backing[256];		/* a loop device's backing file */
 };
 
 /* The copy as it will run: every number checked against both devices. */
@@ -160,6 +175,9 @@ struct pdd_result {
 	uint64_t bad_blocks;		/* coe: input blocks zero-filled */
 	uint64_t bad_first, bad_last;	/* coe: lowest and highest of them */
 	unsigned int bad_unit;		/* coe: their size in bytes */
+	uint64_t *bad_lbas;		/* coe: each of them, as met (malloc'd;
+					 * pdd_result_free) */
+	size_t nbad_lbas;
 	uint64_t recovered;		/* errors the device recovered itself */
 	int signal;			/* SIGINT or SIGTERM stopped the copy */
 	uint64_t err_off;		/* byte offset of the failure in its file */
@@ -167,6 +185,13 @@ struct pdd_result {
 	double secs;			/* wall time of the copy and flush */
 	double user_secs;		/* CPU time in user mode */
 	double sys_secs;		/* CPU time in the kernel */
+	/* verify= */
+	bool verified;			/* the comparison ran to its end */
+	uint64_t verify_blocks;		/* blocks of bs compared */
+	uint64_t verify_diff;		/* of them, blocks that differ */
+	uint64_t verify_first;		/* the first that differs, in blocks of
+					 * bs from the start of the output */
+	double verify_secs;		/* wall time of the comparison */
 };
 
 /* args.c */
@@ -191,6 +216,12 @@ int pdd_plan_make(const struct pdd_opts *o, const struct pdd_dev *in,
 void pdd_plan_print(FILE *f, const struct pdd_plan *p,
 		    const struct pdd_dev *in, const struct pdd_dev *out);
 
+/* guard.c */
+extern const char *pdd_guard_root;	/* prefix of /proc and /sys: "" but in tests */
+int pdd_guard(const struct pdd_plan *p, const struct pdd_dev *in,
+	      const struct pdd_dev *out);
+void pdd_guard_busy(const struct pdd_dev *in, const struct pdd_dev *out);
+
 /* copy.c */
 int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 	     struct pdd_dev *out, const struct pdd_opts *o,
@@ -198,16 +229,34 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 
 /* stats.c */
 size_t pdd_fmt_human(char *buf, size_t len, double v, bool iec);
+size_t pdd_fmt_rate(char *buf, size_t len, double v);
 size_t pdd_fmt_records(char *buf, size_t len, const char *dir,
 		       uint64_t bytes, uint64_t bs);
 size_t pdd_fmt_bytes_line(char *buf, size_t len, uint64_t bytes, double secs);
 size_t pdd_fmt_time_line(char *buf, size_t len, uint64_t bytes, double secs);
 void pdd_report(const struct pdd_opts *o, const struct pdd_plan *p,
 		const struct pdd_result *r);
-void pdd_print_resume(int argc, char **argv, const struct pdd_plan *p,
-		      const struct pdd_dev *in, const struct pdd_dev *out,
-		      const struct pdd_result *r);
 int pdd_exit_status(const struct pdd_result *r);
+void pdd_result_free(struct pdd_result *r);
+char *pdd_resume_command(int argc, char **argv, const struct pdd_plan *p,
+			 const struct pdd_dev *in, const struct pdd_dev *out,
+			 const struct pdd_result *r, const char **stream);
+
+/* progress.c */
+struct pdd_extent;
+size_t pdd_fmt_progress(char *buf, size_t len, uint64_t bytes, uint64_t total,
+			double secs, double rate, unsigned int width);
+void pdd_progress_start(bool on, const struct pdd_extent *todo, size_t n,
+			double t0);
+void pdd_progress_tick(uint64_t bytes, double now);
+void pdd_progress_end(void);
+
+/* verify.c */
+int pdd_verify_check(const struct pdd_opts *o, const struct pdd_dev *in,
+		     const struct pdd_dev *out, const struct pdd_plan *p);
+int pdd_verify(const struct pdd_plan *p, const struct pdd_dev *in,
+	       const struct pdd_dev *out, const struct pdd_opts *o,
+	       struct pdd_result *r);
 
 /* signals.c */
 extern volatile sig_atomic_t pdd_stop_signal;
@@ -224,5 +273,24 @@ void pdd_info(int level, const char *fmt, ...)
 void pdd_usage_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 const char *pdd_strerror(int err);
+const char *pdd_first_error(void);
+
+/* json.c: what status=json reports; NULL for a stage not reached */
+struct pdd_json {
+	int argc;
+	char **argv;			/* the operands as given */
+	const struct pdd_dev *in, *out;	/* once both are open */
+	const struct pdd_plan *p;	/* once the plan is made */
+	const struct pdd_result *r;	/* once the copy (or verify) ran */
+	const struct pdd_map *map;	/* with map= */
+	const char *resume;		/* the command that resumes, or NULL */
+	const char *message;		/* why pdd stopped before copying */
+	int status;			/* the exit status */
+};
+void pdd_report_json(FILE *f, const struct pdd_json *j);
+extern int pdd_msg_columns;
+unsigned int pdd_msg_terminal(void);
+void pdd_msg_progress(const char *line, bool in_place);
+void pdd_msg_end_line(void);
 
 #endif

@@ -37,6 +37,8 @@ bool pdd_scsi_again(int err, unsigned int tries[2]);
 int pdd_scsi_capacity(int fd, uint64_t *blocks, unsigned int *lbs,
 		      unsigned int *pbs, int verbose);
 int pdd_scsi_sync(int fd, int verbose);
+int pdd_scsi_identify(int fd, char *model, size_t mlen, char *serial,
+		      size_t slen, int verbose);
 #else
 /* without sg3_utils there is no sg engine, and no SCSI error to name */
 static inline const char *pdd_scsi_strerror(int err, char *buf, int len)

@@ -33,6 +33,7 @@ need_pkg util-linux	have_cmd losetup
 need_pkg e2fsprogs	have_cmd mkfs.ext4
 need_pkg gnuplot-nox	have_cmd gnuplot
 need_pkg gddrescue	have_cmd ddrescue
+need_pkg tmux		have_cmd tmux
 
 if [ -z "$missing" ]; then
 	exit 0

@@ -125,7 +125,8 @@ enum arg_kind {
 	ARG_IFLAGS,		/* iflag list */
 	ARG_OFLAGS,		/* oflag list */
 	ARG_ENGINE,		/* engine name */
-	ARG_STATUS,		/* none, noxfer */
+	ARG_STATUS,		/* none, noxfer; progress sets progress */
+	ARG_VERIFY,		/* 0, 1 or only */
 };
 
 struct operand {
@@ -167,6 +168,7 @@ static const struct operand operands[] = {
 	{ "time",	ARG_BOOL,	OPT(time),	0, 1,		15 },
 	{ "timeout",	ARG_UINT,	OPT(timeout),	1, 4000000,	20 },
 	{ "verbose",	ARG_INT,	OPT(verbose),	0, 9,		3 },
+	{ "verify",	ARG_VERIFY,	OPT(verify),	0, 0,		28 },
 };
 #define N_OPERANDS (sizeof(operands) / sizeof(operands[0]))
 
@@ -183,6 +185,7 @@ static const struct flag flags[] = {
 	{ "dpo",	PDD_F_DPO,	false },
 	{ "dsync",	PDD_F_DSYNC,	false },
 	{ "excl",	PDD_F_EXCL,	false },
+	{ "force",	PDD_F_FORCE,	true },
 	{ "fua",	PDD_F_FUA,	false },
 	{ "nocreat",	PDD_F_NOCREAT,	true },
 	{ "nodirect",	PDD_F_NODIRECT,	false },
@@ -276,9 +279,25 @@ static int set_operand(struct pdd_opts *o, const struct operand *op,
 			*(enum pdd_status *)field = PDD_STATUS_NONE;
 		else if (!strcmp(val, "noxfer"))
 			*(enum pdd_status *)field = PDD_STATUS_NOXFER;
+		else if (!strcmp(val, "progress"))
+			o->progress = true;	/* the report stays as it is */
+		else if (!strcmp(val, "json"))
+			*(enum pdd_status *)field = PDD_STATUS_JSON;
 		else {
-			pdd_usage_error("status=%s: unknown status (choose none or noxfer)",
+			pdd_usage_error("status=%s: unknown status (choose none, noxfer, progress or json)",
 					val);
+			return -EINVAL;
+		}
+		return 0;
+	case ARG_VERIFY:
+		if (!strcmp(val, "0"))
+			*(enum pdd_verify *)field = PDD_VERIFY_NONE;
+		else if (!strcmp(val, "1"))
+			*(enum pdd_verify *)field = PDD_VERIFY_AFTER;
+		else if (!strcmp(val, "only"))
+			*(enum pdd_verify *)field = PDD_VERIFY_ONLY;
+		else {
+			pdd_usage_error("verify=%s: choose 0, 1 or only", val);
 			return -EINVAL;
 		}
 		return 0;
@@ -330,6 +349,8 @@ static int parse_option(struct pdd_opts *o, const char *arg)
 		o->help = true;
 	else if (!strcmp(arg, "--version") || !strcmp(arg, "-V"))
 		o->version = true;
+	else if (!strcmp(arg, "--progress") || !strcmp(arg, "-p"))
+		o->progress = true;
 	else if (!strcmp(arg, "--dry-run"))
 		o->dry_run = true;
 	else if (!strcmp(arg, "--verbose"))
@@ -352,6 +373,10 @@ static int check_conflicts(const struct pdd_opts *o)
 	}
 	if ((o->oflags & PDD_F_EXCL) && (o->oflags & PDD_F_NOCREAT)) {
 		pdd_usage_error("oflag=excl,nocreat: 'excl' makes a new file, 'nocreat' forbids it");
+		return -EINVAL;
+	}
+	if (o->status == PDD_STATUS_JSON && (!o->out_path || !strcmp(o->out_path, "-"))) {
+		pdd_usage_error("status=json prints on standard output, which is the output here: give of=");
 		return -EINVAL;
 	}
 	if (o->map && (o->oflags & PDD_F_APPEND)) {
@@ -460,7 +485,8 @@ void pdd_usage(FILE *f)
 "  engine=NAME    auto (the default), uring, aio or threads; sg devices take sg;\n"
 "                 pdd --version lists those built in\n"
 "  iflag=FLAGS    direct,nodirect,dsync,excl,coe,fua,dpo,null\n"
-"  oflag=FLAGS    direct,nodirect,dsync,excl,append,trunc,nocreat,fua,dpo,null\n"
+"  oflag=FLAGS    direct,nodirect,dsync,excl,force,append,trunc,nocreat,fua,dpo,\n"
+"                 null\n"
 "  coe=0|1        continue past unreadable blocks, writing zeros (default 0)\n"
 "  retries=N      read a bad block N more times before giving it up (default 0)\n"
 "  coe_limit=N    with coe, stop after N unreadable blocks (default 0: never)\n"
@@ -469,7 +495,11 @@ void pdd_usage(FILE *f)
 "  map_interval=SECS  save the map this often (default 30; 0: only at the end)\n"
 "  sync=0|1       flush the output before exit (default 1)\n"
 "  time=0|1       print transfer time, rate and CPU use (default 0)\n"
-"  status=WHICH   none (errors only) or noxfer (no bytes line)\n"
+"  verify=0|1|only  read both ranges again and compare them after the copy\n"
+"                 (1), or instead of it (only); exit 14 if they differ\n"
+"  status=WHICH   none (errors only), noxfer (no bytes line), progress\n"
+"                 (a line once a second while copying, as -p), or json (one\n"
+"                 JSON object on stdout at the end instead of the report)\n"
 "  verbose=N      diagnostics on stderr, also deb=N and -v\n"
 "\n"
 "sg devices:\n"
@@ -481,6 +511,7 @@ void pdd_usage(FILE *f)
 "  --dry-run      open and check everything, print the plan, copy nothing\n"
 "  -h, --help     show this help\n"
 "  -V, --version  show the version\n"
+"  -p, --progress bytes, percent, rate and time left once a second\n"
 "  -v, --verbose  one more level of diagnostics\n"
 "\n"
 "Numbers take the suffixes c=1 w=2 b=512 K=KiB=1024 kB=1000 M=MiB MB G=GiB GB\n"

@@ -83,6 +83,7 @@ struct core {
 	size_t nfin, fincap;		/* offsets; finished once flushed */
 	bool flush_failed;		/* nothing written may be marked any more */
 	double last_save;		/* when the map was saved */
+	size_t bad_cap;			/* room in r->bad_lbas */
 };
 
 static struct slot *slot_of(struct core *c, uint64_t idx)
@@ -319,6 +320,18 @@ static bool zero_fill(struct core *c, struct slot *s)
 		r->bad_last = lba;
 	r->bad_blocks++;
 	r->bad_unit = (unsigned int)unit;
+	if (r->nbad_lbas == c->bad_cap) {	/* the list is for the report:
+						 * without memory, it is cut */
+		size_t cap = c->bad_cap ? 2 * c->bad_cap : 16;
+		uint64_t *l = realloc(r->bad_lbas, cap * sizeof(*l));
+
+		if (l) {
+			r->bad_lbas = l;
+			c->bad_cap = cap;
+		}
+	}
+	if (r->nbad_lbas < c->bad_cap)
+		r->bad_lbas[r->nbad_lbas++] = lba;
 	if (c->map && mark_bad(c, s, off, n))
 		fail(c, s->rq.idx, PDD_OP_MAP, 0, 0, -ENOMEM);
 	s->got += n;
@@ -538,6 +551,7 @@ static void check_signals(struct core *c)
 	if (pdd_report_now) {
 		pdd_report_now = 0;
 		c->r->secs = now(CLOCK_MONOTONIC) - c->t0;
+		pdd_msg_end_line();	/* under the progress line */
 		pdd_report(c->o, c->p, c->r);
 	}
 }
@@ -581,6 +595,7 @@ static int run(struct core *c)
 
 	for (;;) {
 		check_signals(c);
+		pdd_progress_tick(c->r->out_bytes, now(CLOCK_MONOTONIC));
 		if (c->map && c->o->map_interval &&
 		    now(CLOCK_MONOTONIC) - c->last_save >= c->o->map_interval)
 			save_map(c, false);
@@ -800,8 +815,10 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 	}
 	getrusage(RUSAGE_SELF, &ru0);
 	c.t0 = c.last_save = now(CLOCK_MONOTONIC);
+	pdd_progress_start(o->progress, c.todo, c.ntodo, c.t0);
 
 	err = run(&c);
+	pdd_progress_end();
 	r->recovered = c.eng.recovered;
 	if (err && !r->err)
 		fail(&c, c.seq.next_write, PDD_OP_NONE, 0, 0, err);

@@ -91,6 +91,81 @@ static uint64_t queue_attr(dev_t rdev, const char *attr)
 	return 0;
 }
 
+/* A sysfs attribute of the block device (path relative to its directory,
+ * "../" for a partition's disk) as read, NUL-terminated; the number of
+ * bytes, 0 when it is not there. */
+static size_t sys_read(dev_t rdev, const char *up, const char *path, char *out,
+		       size_t len)
+{
+	char full[192];
+	ssize_t n;
+	int fd;
+
+	out[0] = '\0';
+	snprintf(full, sizeof(full), "/sys/dev/block/%u:%u/%s%s", major(rdev),
+		 minor(rdev), up, path);
+	fd = open(full, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, out, len - 1);
+	close(fd);
+	if (n < 0)
+		n = 0;
+	out[n] = '\0';
+	return (size_t)n;
+}
+
+/* A text attribute: its first line, without trailing blanks. */
+static void sys_text(dev_t rdev, const char *up, const char *path, char *out,
+		     size_t len)
+{
+	size_t n;
+
+	sys_read(rdev, up, path, out, len);
+	out[strcspn(out, "\n")] = '\0';
+	n = strlen(out);
+	while (n && out[n - 1] == ' ')
+		out[--n] = '\0';
+}
+
+/*
+ * Who a block device is, as sysfs knows it: vendor and model, the serial
+ * number (virtio and NVMe give it as an attribute, SCSI disks as VPD page
+ * 0x80, binary), and for a loop device its backing file.  A partition
+ * shares its disk's.
+ */
+static void identify_block(struct pdd_dev *d, dev_t rdev)
+{
+	char vendor[32], model[48], part[8], vpd[256];
+	const char *up;
+	size_t n;
+
+	sys_text(rdev, "", "partition", part, sizeof(part));
+	up = part[0] ? "../" : "";
+	sys_text(rdev, up, "device/vendor", vendor, sizeof(vendor));
+	sys_text(rdev, up, "device/model", model, sizeof(model));
+	/* the vendor and model fields of SCSI are 8 and 16 bytes; anything
+	 * longer is cut */
+	snprintf(d->model, sizeof(d->model), "%.24s%s%.38s", vendor,
+		 *vendor && *model ? " " : "", model);
+	sys_text(rdev, up, "serial", d->serial, sizeof(d->serial));
+	if (!d->serial[0])
+		sys_text(rdev, up, "device/serial", d->serial, sizeof(d->serial));
+	n = sys_read(rdev, up, "device/vpd_pg80", vpd, sizeof(vpd));
+	if (!d->serial[0] && n > 4 && (uint8_t)vpd[1] == 0x80) {
+		size_t len = (uint8_t)vpd[3] < n - 4 ? (uint8_t)vpd[3] : n - 4;
+		const char *p = vpd + 4;
+
+		while (len && *p == ' ')
+			p++, len--;
+		snprintf(d->serial, sizeof(d->serial), "%.*s", (int)len, p);
+		len = strlen(d->serial);
+		while (len && d->serial[len - 1] == ' ')
+			d->serial[--len] = '\0';
+	}
+	sys_text(rdev, up, "loop/backing_file", d->backing, sizeof(d->backing));
+}
+
 static int measure_block(struct pdd_dev *d, const struct stat *st)
 {
 	unsigned int pbs = 0;
@@ -113,6 +188,7 @@ static int measure_block(struct pdd_dev *d, const struct stat *st)
 	d->io_align = lbs;
 	d->mem_align = (unsigned int)queue_attr(st->st_rdev, "dma_alignment") + 1;
 	d->max_xfer = queue_attr(st->st_rdev, "max_sectors_kb") * 1024;
+	identify_block(d, st->st_rdev);
 	return 0;
 }
 
@@ -149,6 +225,9 @@ static int measure_sg(struct pdd_dev *d)
 	d->size_known = true;
 	if (ioctl(d->fd, BLKSECTGET, &max) == 0 && max > 0)
 		d->max_xfer = (uint64_t)max;
+	if (pdd_scsi_identify(d->fd, d->model, sizeof(d->model), d->serial,
+			      sizeof(d->serial), pdd_verbose))
+		pdd_info(1, "'%s' did not answer INQUIRY", d->name);
 	pdd_info(2, "'%s': sg driver %d.%d.%d, %" PRIu64 " blocks of %u bytes, commands up to %" PRIu64 " bytes",
 		 d->name, ver / 10000, ver / 100 % 100, ver % 100, blocks, lbs, d->max_xfer);
 	return 0;
@@ -242,8 +321,12 @@ static int open_flags(const struct pdd_dev *d)
 	if (d->output && (d->flags & PDD_F_APPEND))
 		fl |= O_APPEND;
 	/* on a block device O_EXCL is an exclusive claim: it fails when the
-	 * device is mounted or held */
+	 * device is mounted or held.  A block-device output makes it by
+	 * default (guard.c names the holder when it fails); oflag=force
+	 * leaves it to oflag=excl */
 	if ((d->flags & PDD_F_EXCL) && (d->kind == PDD_KIND_BLOCK || d->kind == PDD_KIND_RAW))
+		fl |= O_EXCL;
+	if (d->output && d->kind == PDD_KIND_BLOCK && !(d->flags & PDD_F_FORCE))
 		fl |= O_EXCL;
 	return fl;
 }

@@ -19,10 +19,17 @@
 static int open_both(const struct pdd_opts *o, struct pdd_dev *in,
 		     struct pdd_dev *out)
 {
+	/* verify=only writes nothing: its output is opened as a side to
+	 * read, so one that is missing is an error and none is created */
+	bool only = o->verify == PDD_VERIFY_ONLY && o->out_path &&
+		    strcmp(o->out_path, "-") && strcmp(o->out_path, ".");
 	int err = pdd_dev_open(in, o->in_path, false, o->iflags);
 
-	if (!err)
-		err = pdd_dev_open(out, o->out_path, true, o->oflags);
+	if (!err) {
+		err = pdd_dev_open(out, o->out_path, !only, o->oflags);
+		if (err == -EBUSY)
+			pdd_guard_busy(in, out);	/* say who holds it */
+	}
 	if (!err) {
 		/* how sg commands are built, for the sides that are sg */
 		in->cdbsz = out->cdbsz = o->cdbsz;
@@ -94,11 +101,14 @@ static void describe_map(char *buf, size_t len, const struct pdd_map *m,
 int main(int argc, char **argv)
 {
 	struct pdd_dev in = { .fd = -1 }, out = { .fd = -1 };
-	struct pdd_result r;
+	struct pdd_result r = { 0 };
 	struct pdd_plan p;
 	struct pdd_opts o;
 	struct pdd_map map, *m = NULL;
-	char *cmdline = NULL, line[PATH_MAX + 160];
+	/* for status=json: how far the run came */
+	struct pdd_json js = { .argc = argc, .argv = argv };
+	char *cmdline = NULL, *resume = NULL, line[PATH_MAX + 160];
+	const char *stream;
 	int status, err;
 
 	if (pdd_parse_args(argc, argv, &o))
@@ -120,8 +130,17 @@ int main(int argc, char **argv)
 	status = open_both(&o, &in, &out);
 	if (status)
 		goto out;
-	if (pdd_plan_make(&o, &in, &out, &p)) {
+	js.in = &in;
+	js.out = &out;
+	if (pdd_plan_make(&o, &in, &out, &p) || pdd_verify_check(&o, &in, &out, &p)) {
 		status = PDD_EXIT_CONTRADICT;
+		goto out;
+	}
+	js.p = &p;
+	/* the wrong disk is refused before anything is written, dry run too */
+	err = pdd_guard(&p, &in, &out);
+	if (err) {
+		status = err == -EINVAL ? PDD_EXIT_CONTRADICT : pdd_exit_os(err);
 		goto out;
 	}
 	if (o.map) {
@@ -131,6 +150,7 @@ int main(int argc, char **argv)
 		status = load_map(m, &p, &in);
 		if (status)
 			goto out;
+		js.map = m;
 	}
 	if (o.dry_run) {
 		pdd_plan_print(stdout, &p, &in, &out);
@@ -138,6 +158,16 @@ int main(int argc, char **argv)
 			describe_map(line, sizeof(line), m, &p);
 			printf("  %s\n", line);
 		}
+		if (o.verify)
+			printf("  verify  %s\n", o.verify == PDD_VERIFY_ONLY ?
+			       "only: compare the two ranges, write nothing" :
+			       "read both ranges again after the copy and compare them");
+		goto out;
+	}
+	if (o.verify == PDD_VERIFY_ONLY) {	/* a check of an earlier copy */
+		js.r = &r;
+		err = pdd_verify(&p, &in, &out, &o, &r);
+		status = err ? pdd_exit_os(err) : pdd_exit_status(&r);
 		goto out;
 	}
 	err = pdd_dev_create(&out, p.out_off);
@@ -162,16 +192,37 @@ int main(int argc, char **argv)
 		status = PDD_EXIT_OTHER;
 		goto out;
 	}
+	js.r = &r;
 	pdd_report(&o, &p, &r);
 	if (m && pdd_map_bytes(m, p.in_off, p.in_off + p.total, PDD_MAP_DONE) < p.total) {
 		describe_map(line, sizeof(line), m, &p);
 		pdd_info(0, "%s", line);
 	}
-	pdd_print_resume(argc, argv, &p, &in, &out, &r);
+	resume = pdd_resume_command(argc, argv, &p, &in, &out, &r, &stream);
+	if (stream)
+		pdd_error("the rest cannot be copied by a rerun: '%s' is a stream", stream);
+	if (resume)
+		pdd_error("to resume: %s", resume);
+	/* only a copy that finished is worth comparing */
+	if (o.verify == PDD_VERIFY_AFTER && !r.err && !r.signal) {
+		err = pdd_verify(&p, &in, &out, &o, &r);
+		if (err) {
+			status = pdd_exit_os(err);
+			goto out;
+		}
+	}
 	status = pdd_exit_status(&r);
 out:
+	if (o.status == PDD_STATUS_JSON) {
+		js.resume = resume;
+		js.message = js.r ? NULL : pdd_first_error();
+		js.status = status;
+		pdd_report_json(stdout, &js);
+	}
 	if (m)
 		pdd_map_free(m);
+	pdd_result_free(&r);
+	free(resume);
 	free(cmdline);
 	pdd_dev_close(&in);
 	pdd_dev_close(&out);

@@ -282,17 +282,47 @@ int pdd_plan_make(const struct pdd_opts *o, const struct pdd_dev *in,
 
 static void print_side(FILE *f, const char *label, const struct pdd_dev *d)
 {
+	char si[32], iec[32];
+
 	fprintf(f, "  %-7s '%s': %s%s", label, d->name, pdd_kind_name(d->kind),
 		d->missing ? " (to be created)" : "");
-	if (d->size_known && d->kind != PDD_KIND_NULL)
-		fprintf(f, ", %" PRIu64 " bytes", d->size);
+	if (d->size_known && d->kind != PDD_KIND_NULL && !d->missing) {
+		pdd_fmt_human(si, sizeof(si), (double)d->size, false);
+		pdd_fmt_human(iec, sizeof(iec), (double)d->size, true);
+		fprintf(f, ", %" PRIu64 " bytes (%s, %s)", d->size, si, iec);
+	}
+	fputc('\n', f);
 	if (is_device(d))
-		fprintf(f, ", logical block %u, physical block %u", d->lbs, d->pbs);
-	if (d->kind == PDD_KIND_SG)
-		fprintf(f, ", %u-byte CDBs or larger%s\n", d->cdbsz,
-			d->dio ? ", driver direct I/O" : "");
+		fprintf(f, "          logical block %u, physical block %u, ", d->lbs, d->pbs);
 	else
-		fprintf(f, ", %s\n", d->direct ? "direct I/O" : d->stream ? "in order" : "buffered");
+		fputs("          ", f);
+	if (d->kind == PDD_KIND_SG)
+		fprintf(f, "%u-byte CDBs or larger%s\n", d->cdbsz,
+			d->dio ? ", driver direct I/O" : "");
+	else if (d->kind == PDD_KIND_NULL)
+		fputs("discards what is written to it\n", f);
+	else if (d->kind == PDD_KIND_ZERO)
+		fputs("reads as endless zeros\n", f);
+	else
+		fprintf(f, "%s\n", d->direct ? "direct I/O" : d->stream ? "in order" : "buffered");
+	if (d->model[0] || d->serial[0])
+		fprintf(f, "          model '%s', serial '%s'\n", d->model[0] ? d->model : "unknown",
+			d->serial[0] ? d->serial : "unknown");
+	if (d->backing[0])
+		fprintf(f, "          loop device over '%s'\n", d->backing);
+}
+
+/* One side's part of the range: blocks of bs and bytes, both inclusive. */
+static void print_range(FILE *f, const char *label, uint64_t off,
+			const struct pdd_plan *p)
+{
+	fprintf(f, "          %-6s from block %" PRIu64 " (byte %" PRIu64 ")", label,
+		off / p->bs, off);
+	if (p->total == PDD_UNTIL_EOF)
+		fputs(" to the end of the input\n", f);
+	else
+		fprintf(f, " to block %" PRIu64 " (byte %" PRIu64 ")\n",
+			(off + p->total - 1) / p->bs, off + p->total - 1);
 }
 
 void pdd_plan_print(FILE *f, const struct pdd_plan *p,
@@ -302,15 +332,18 @@ void pdd_plan_print(FILE *f, const struct pdd_plan *p,
 	print_side(f, "input", in);
 	print_side(f, "output", out);
 	if (p->total == PDD_UNTIL_EOF)
-		fprintf(f, "  copy    to the end of the input");
+		fprintf(f, "  copy    to the end of the input, in blocks of bs=%" PRIu64 "\n", p->bs);
+	else if (!p->total)
+		fprintf(f, "  copy    nothing (0 blocks of bs=%" PRIu64 ")\n", p->bs);
 	else
-		fprintf(f, "  copy    %" PRIu64 " bytes (%" PRIu64 "+%d blocks)", p->total,
-			p->total / p->bs, p->total % p->bs != 0);
-	fprintf(f, " of bs=%" PRIu64 ", input from block %" PRIu64
-		", output from block %" PRIu64 "\n", p->bs, p->in_off / p->bs,
-		p->out_off / p->bs);
+		fprintf(f, "  copy    %" PRIu64 " bytes, %" PRIu64 "+%d blocks of bs=%" PRIu64 "\n",
+			p->total, p->total / p->bs, p->total % p->bs != 0, p->bs);
+	if (p->total) {
+		print_range(f, "input", p->in_off, p);
+		print_range(f, "output", p->out_off, p);
+	}
 	fprintf(f, "  using   engine=%s, %zu bytes per transfer (bpt=%" PRIu64
-		"), %u in flight, %u thread%s\n",
+		"), qd=%u, %u thread%s\n",
 		p->ops->name, p->xfer, p->bpt, p->depth, p->threads,
 		p->threads == 1 ? "" : "s");
 }

@@ -272,6 +272,49 @@ int pdd_scsi_capacity(int fd, uint64_t *blocks, unsigned int *lbs,
 	return 0;
 }
 
+/* ASCII field of an INQUIRY answer, its padding trimmed, into out. */
+static void ascii_field(char *out, size_t len, const uint8_t *p, size_t n)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n && o + 1 < len; i++)
+		if (p[i] >= 0x20 && p[i] < 0x7f && !(p[i] == ' ' && (!o || out[o - 1] == ' ')))
+			out[o++] = (char)p[i];
+	while (o && out[o - 1] == ' ')
+		o--;
+	out[o] = '\0';
+}
+
+/*
+ * Who the device says it is: INQUIRY's vendor, product and revision,
+ * and the unit serial number page (VPD 0x80) where it has one.  Empty
+ * strings for what it does not say; 0 or a pdd error from the standard
+ * INQUIRY.
+ */
+int pdd_scsi_identify(int fd, char *model, size_t mlen, char *serial,
+		      size_t slen, int verbose)
+{
+	static const uint8_t std[6] = { 0x12, 0, 0, 0, 96 };
+	static const uint8_t sn[6] = { 0x12, 1, 0x80, 0, 252 };
+	uint8_t r[252];
+	char v[9], prod[17], rev[5];
+	int err;
+
+	model[0] = serial[0] = '\0';
+	memset(r, 0, sizeof(r));
+	err = pt_cmd(fd, std, sizeof(std), r, 96, verbose);
+	if (err)
+		return err;
+	ascii_field(v, sizeof(v), r + 8, 8);
+	ascii_field(prod, sizeof(prod), r + 16, 16);
+	ascii_field(rev, sizeof(rev), r + 32, 4);
+	snprintf(model, mlen, "%s%s%s%s%s", v, *v ? " " : "", prod, *rev ? " " : "", rev);
+	memset(r, 0, sizeof(r));
+	if (!pt_cmd(fd, sn, sizeof(sn), r, 252, verbose) && r[1] == 0x80)
+		ascii_field(serial, slen, r + 4, r[3] < 248 ? r[3] : 248);
+	return 0;
+}
+
 /* SYNCHRONIZE CACHE(10) of the whole device. */
 int pdd_scsi_sync(int fd, int verbose)
 {

@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "exitcodes.h"
@@ -55,7 +56,7 @@ size_t pdd_fmt_records(char *buf, size_t len, const char *dir,
 
 /* A rate as dd shows it: SI units, one decimal below 100 ("27.1 MB/s",
  * "479 MB/s"), and nothing copied in measurable time is "0.0 kB/s". */
-static size_t fmt_rate(char *buf, size_t len, double v)
+size_t pdd_fmt_rate(char *buf, size_t len, double v)
 {
 	static const char *const si[] = { "B", "kB", "MB", "GB", "TB", "PB", "EB" };
 	int i = 0;
@@ -80,7 +81,7 @@ size_t pdd_fmt_bytes_line(char *buf, size_t len, uint64_t bytes, double secs)
 	pdd_fmt_human(si, sizeof(si), (double)bytes, false);
 	pdd_fmt_human(iec, sizeof(iec), (double)bytes, true);
 	if (secs > 0)
-		fmt_rate(rate, sizeof(rate), bytes / secs);
+		pdd_fmt_rate(rate, sizeof(rate), bytes / secs);
 	else
 		snprintf(rate, sizeof(rate), "Infinity B/s");
 	if (bytes < 1000)
@@ -112,7 +113,7 @@ void pdd_report(const struct pdd_opts *o, const struct pdd_plan *p,
 {
 	char line[256];
 
-	if (o->status == PDD_STATUS_NONE)
+	if (o->status == PDD_STATUS_NONE || o->status == PDD_STATUS_JSON)
 		return;
 	pdd_fmt_records(line, sizeof(line), "in", r->in_bytes, p->bs);
 	fprintf(stderr, "%s\n", line);
@@ -133,6 +134,13 @@ void pdd_report(const struct pdd_opts *o, const struct pdd_plan *p,
 }
 
 /* sg3_utils' categories for an error met while copying. */
+void pdd_result_free(struct pdd_result *r)
+{
+	free(r->bad_lbas);
+	r->bad_lbas = NULL;
+	r->nbad_lbas = 0;
+}
+
 int pdd_exit_status(const struct pdd_result *r)
 {
 	if (r->signal)
@@ -144,7 +152,10 @@ int pdd_exit_status(const struct pdd_result *r)
 	switch (-r->err) {
 	case 0:
 		/* coe carried on past unreadable blocks; scripts must notice */
-		return r->bad_blocks ? PDD_EXIT_MEDIUM_HARD : PDD_EXIT_OK;
+		if (r->bad_blocks)
+			return PDD_EXIT_MEDIUM_HARD;
+		/* verify= found the output unlike the input */
+		return r->verify_diff ? PDD_EXIT_MISCOMPARE : PDD_EXIT_OK;
 	case EIO:
 	case EREMOTEIO:
 	case EBADMSG:
@@ -189,42 +200,48 @@ static bool is_operand(const char *w, const char *name)
  * skip=, seek= and count= moved on by what was written and bs= spelled
  * out; rerun, it copies exactly what is missing.  With map= the map
  * holds the progress, so the command as given is the one to rerun.  A
- * stream cannot be wound back to the done mark, so for one pdd says so
- * instead.
+ * stream cannot be wound back to the done mark: *stream names it, and
+ * there is no command.  The command (malloc'd, "pdd ...") or NULL.
  */
-void pdd_print_resume(int argc, char **argv, const struct pdd_plan *p,
-		      const struct pdd_dev *in, const struct pdd_dev *out,
-		      const struct pdd_result *r)
+char *pdd_resume_command(int argc, char **argv, const struct pdd_plan *p,
+			 const struct pdd_dev *in, const struct pdd_dev *out,
+			 const struct pdd_result *r, const char **stream)
 {
 	uint64_t done = r->done - r->done % p->bs;
 	bool mapped = false;
+	char *cmd = NULL;
+	size_t len;
+	FILE *f;
 
+	*stream = NULL;
 	for (int i = 1; i < argc; i++)
 		mapped |= is_operand(argv[i], "map");
 	if (!r->err && !r->signal)
-		return;
+		return NULL;
 	if (!mapped && (r->err_op == PDD_OP_FLUSH ||
 			(p->total != PDD_UNTIL_EOF && done >= p->total)))
-		return;
+		return NULL;
 	if (in->stream || out->stream) {
-		pdd_error("the rest cannot be copied by a rerun: '%s' is a stream",
-			  in->stream ? in->name : out->name);
-		return;
+		*stream = in->stream ? in->name : out->name;
+		return NULL;
 	}
-	fputs("pdd: to resume: pdd", stderr);
+	f = open_memstream(&cmd, &len);
+	if (!f)
+		return NULL;
+	fputs("pdd", f);
 	for (int i = 1; i < argc; i++)
 		if (mapped || (!is_operand(argv[i], "skip") && !is_operand(argv[i], "seek") &&
 			       !is_operand(argv[i], "count") && !is_operand(argv[i], "bs")))
-			put_word(stderr, argv[i]);
-	if (mapped) {
-		fputc('\n', stderr);
-		fflush(stderr);
-		return;
+			put_word(f, argv[i]);
+	if (!mapped) {
+		fprintf(f, " bs=%" PRIu64 " skip=%" PRIu64 " seek=%" PRIu64, p->bs,
+			(p->in_off + done) / p->bs, (p->out_off + done) / p->bs);
+		if (p->total != PDD_UNTIL_EOF)
+			fprintf(f, " count=%" PRIu64, (p->total - done + p->bs - 1) / p->bs);
 	}
-	fprintf(stderr, " bs=%" PRIu64 " skip=%" PRIu64 " seek=%" PRIu64, p->bs,
-		(p->in_off + done) / p->bs, (p->out_off + done) / p->bs);
-	if (p->total != PDD_UNTIL_EOF)
-		fprintf(stderr, " count=%" PRIu64, (p->total - done + p->bs - 1) / p->bs);
-	fputc('\n', stderr);
-	fflush(stderr);
+	if (fclose(f)) {
+		free(cmd);
+		return NULL;
+	}
+	return cmd;
 }

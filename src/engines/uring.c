@@ -171,6 +171,12 @@ static void uring_exit(struct pdd_engine *e)
 
 	if (!u)
 		return;
+	/* the ring is freed by a kernel worker after pdd has exited, and the
+	 * registered descriptors with it: the output's exclusive claim
+	 * (O_EXCL) would outlive pdd and refuse the next open.  Unregistering
+	 * drops them now. */
+	if (u->fixed_files)
+		io_uring_unregister_files(&u->ring);
 	io_uring_queue_exit(&u->ring);	/* also drops the registrations */
 	free(u);
 	e->priv = NULL;

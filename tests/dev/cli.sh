@@ -41,7 +41,7 @@ for of in "$T/new" "$T/keep"; do
 	bad "pdd: oflag=sparse: unknown flag 'sparse'" of="$of" oflag=sparse
 	bad "pdd: oflag=append and seek= contradict: appended data goes to the end" of="$of" oflag=append seek=1
 	bad "pdd: engine=warp: unknown engine (choose from $("$PDD" --version | sed -n 's/^engines: //p'))" of="$of" engine=warp
-	bad "pdd: status=loud: unknown status (choose none or noxfer)" of="$of" status=loud
+	bad "pdd: status=loud: unknown status (choose none, noxfer, progress or json)" of="$of" status=loud
 	bad "pdd: sync=2: must be at most 1" of="$of" sync=2
 	bad "pdd: of=: missing file name" of=
 	bad "pdd: cdbsz=8: must be 6, 10, 12 or 16" of="$of" cdbsz=8

@@ -21,6 +21,9 @@ expect_rc 0
 cmp -s "$T/in" "$T/out" || fail "copy under valgrind differs"
 vg if="$T/in" of="$T/out2" iflag=direct oflag=direct threads=3 bpt=16
 expect_rc 0
+vg if="$T/in" of="$T/out4" verify=1 bpt=5
+expect_rc 0
+expect_err "pdd: verify: 1954 blocks of 512 bytes compared, all identical"
 # a map with every status: only what is not finished is copied
 printf '0 ?\n0 4096 +\n4096 512 -\n4608 512 *\n5120 994880 ?\n' >"$T/map"
 vg if="$T/in" of="$T/out" threads=4 bpt=7 map="$T/map"

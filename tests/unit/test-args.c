@@ -319,7 +319,35 @@ static void test_status_values(void **state)
 	assert_int_equal(o.status, PDD_STATUS_NOXFER);
 	cap_reset();
 	assert_refused(PARSE(&o, "status=bogus"), -EINVAL,
-		       "status=bogus: unknown status (choose none or noxfer)");
+		       "status=bogus: unknown status (choose none, noxfer, progress or json)");
+}
+
+/* status=progress, -p and --progress turn the progress line on and leave
+ * the report as it was; with status=none the user asked for both. */
+static void test_progress(void **state)
+{
+	struct pdd_opts o;
+
+	(void)state;
+	assert_accepted(PARSE(&o, "if=a"));
+	assert_false(o.progress);
+	assert_accepted(PARSE(&o, "status=progress"));
+	assert_true(o.progress);
+	assert_int_equal(o.status, PDD_STATUS_DEFAULT);
+	assert_accepted(PARSE(&o, "-p"));
+	assert_true(o.progress);
+	assert_int_equal(o.status, PDD_STATUS_DEFAULT);
+	assert_accepted(PARSE(&o, "--progress"));
+	assert_true(o.progress);
+	assert_accepted(PARSE(&o, "status=none", "-p"));
+	assert_true(o.progress);
+	assert_int_equal(o.status, PDD_STATUS_NONE);
+	assert_accepted(PARSE(&o, "--progress", "status=noxfer"));
+	assert_true(o.progress);
+	assert_int_equal(o.status, PDD_STATUS_NOXFER);
+	cap_reset();
+	assert_refused(PARSE(&o, "status=progress", "status=none"), -EINVAL,
+		       "status= given more than once");
 }
 
 static void test_count_zero_allowed(void **state)
@@ -811,6 +839,29 @@ static void test_coe_values(void **state)
 	assert_refused(PARSE(&o, "coe=1", "coe=1"), -EINVAL, "coe= given more than once");
 }
 
+/* verify=0, 1 or only; nothing else */
+static void test_verify_values(void **state)
+{
+	struct pdd_opts o;
+
+	(void)state;
+	assert_accepted(PARSE_NOTHING(&o));
+	assert_int_equal(o.verify, PDD_VERIFY_NONE);
+	assert_accepted(PARSE(&o, "verify=0"));
+	assert_int_equal(o.verify, PDD_VERIFY_NONE);
+	assert_accepted(PARSE(&o, "verify=1"));
+	assert_int_equal(o.verify, PDD_VERIFY_AFTER);
+	assert_accepted(PARSE(&o, "verify=only"));
+	assert_int_equal(o.verify, PDD_VERIFY_ONLY);
+	cap_reset();
+	assert_refused(PARSE(&o, "verify=2"), -EINVAL, "verify=2: choose 0, 1 or only");
+	cap_reset();
+	assert_refused(PARSE(&o, "verify="), -EINVAL, "verify=: choose 0, 1 or only");
+	cap_reset();
+	assert_refused(PARSE(&o, "verify=1", "verify=only"), -EINVAL,
+		       "verify= given more than once");
+}
+
 /* coe=1, iflag=coe and oflag=coe are one switch: continue past
  * unreadable input blocks */
 static void test_coe_aliases(void **state)
@@ -924,6 +975,7 @@ int main(void)
 		T(test_thr_is_threads),
 		T(test_deb_is_verbose),
 		T(test_status_values),
+		T(test_progress),
 		T(test_count_zero_allowed),
 		T(test_options),
 		T(test_vvv_adds_three),
@@ -954,6 +1006,7 @@ int main(void)
 		T(test_dio_values),
 		T(test_coe_values),
 		T(test_coe_aliases),
+		T(test_verify_values),
 		T(test_map_operands),
 		T(test_sg_flags),
 #undef T

@@ -362,6 +362,26 @@ static void test_exit_status_error_beats_bad_blocks(void **state)
 	assert_int_equal(pdd_exit_status(&r), 2);
 }
 
+/* verify= found differences: 14, unless the copy's own error decides */
+static void test_exit_status_verify(void **state)
+{
+	struct pdd_result r = { .verify_blocks = 8192, .verify_diff = 3,
+				.verify_first = 100 };
+
+	(void)state;
+	assert_int_equal(pdd_exit_status(&r), PDD_EXIT_MISCOMPARE);
+	assert_int_equal(pdd_exit_status(&r), 14);
+	r.err = -EIO;
+	assert_int_equal(pdd_exit_status(&r), 3);
+	r.err = -ENOSPC;
+	assert_int_equal(pdd_exit_status(&r), 15);
+	r.err = 0;
+	r.signal = 2;
+	assert_int_equal(pdd_exit_status(&r), 130);
+	r = (struct pdd_result){ .verify_blocks = 8192 };
+	assert_int_equal(pdd_exit_status(&r), 0);
+}
+
 static void test_exit_os_mapping(void **state)
 {
 	(void)state;
@@ -399,6 +419,7 @@ int main(void)
 		cmocka_unit_test(test_exit_status_mapping),
 		cmocka_unit_test(test_exit_status_bad_blocks),
 		cmocka_unit_test(test_exit_status_error_beats_bad_blocks),
+		cmocka_unit_test(test_exit_status_verify),
 		cmocka_unit_test(test_exit_os_mapping),
 	};
 

@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Refusing the wrong disk.  Before anything is created or written (and in
+ * a dry run), a block-device output is checked against what the system is
+ * doing with it: pdd does not write to a device that is mounted or in use
+ * as swap, or that another device (device-mapper, md) is built on, nor to
+ * a disk one of whose partitions is; and a copy whose output range
+ * overlaps its input range on one device or file is refused, since the
+ * writes would overwrite input not read yet.
+ *
+ * dev.c opens a block-device output exclusively (O_EXCL), and the kernel
+ * refuses that open while a file system, swap or another device holds it;
+ * but its answer is a bare EBUSY, and oflag=force drops the exclusive open.
+ * So the same ground is checked here by name, from /proc and /sys, and
+ * pdd_guard_busy() says which of these made the open fail.  oflag=force
+ * lets only the holders pass: a mounted device, swap and an overlap are
+ * refused always.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "pdd.h"
+
+/* Where /proc and /sys are: the unit tests point this at made-up trees.
+ * A variable and not an environment variable, so that no one can switch
+ * the checks off from outside. */
+const char *pdd_guard_root = "";
+
+/* One file of the device's directory in sysfs, without its newline. */
+static int read_sys(dev_t dev, const char *rel, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+	int fd, err;
+
+	snprintf(path, sizeof(path), "%s/sys/dev/block/%u:%u/%s", pdd_guard_root,
+		 major(dev), minor(dev), rel);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	err = n < 0 ? -errno : 0;
+	close(fd);
+	if (err)
+		return err;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+/* "MAJ:MIN", as sysfs and mountinfo write device numbers. */
+static bool parse_devnum(const char *s, dev_t *dev)
+{
+	unsigned int maj, min;
+	char end;
+
+	if (sscanf(s, "%u:%u%c", &maj, &min, &end) != 2)
+		return false;
+	*dev = makedev(maj, min);
+	return true;
+}
+
+/* The node under /dev the kernel names the device by (DEVNAME in its
+ * uevent), for messages. */
+static void node_name(dev_t dev, const char *rel, char *buf, size_t len)
+{
+	char path[PATH_MAX], line[256];
+	FILE *f;
+
+	snprintf(buf, len, "/dev/block/%u:%u", major(dev), minor(dev));
+	snprintf(path, sizeof(path), "%s/sys/dev/block/%u:%u/%suevent", pdd_guard_root,
+		 major(dev), minor(dev), rel);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "DEVNAME=", 8))
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(buf, len, "/dev/%s", line + 8);
+		break;
+	}
+	fclose(f);
+}
+
+/* /proc writes a space, tab, newline or backslash in a path as \ooo. */
+static void unescape(char *s)
+{
+	char *w = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*w++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
+			s += 3;
+		} else {
+			*w++ = *s;
+		}
+	}
+	*w = '\0';
+}
+
+/* Is path a block device node for dev? */
+static bool is_node_of(const char *path, dev_t dev)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == dev;
+}
+
+/*
+ * The first mount of dev, from mountinfo: the third field is the device
+ * number of the mounted file system and the fifth the mount point; after
+ * the " - " come the type and the source.  A file system on several
+ * devices (btrfs) shows a device number of its own, so the source names
+ * the device instead; only sources under /dev are looked at, so that no
+ * network file system is ever waited on.  1 and the mount point in where
+ * if mounted.
+ */
+static int mounted_on(dev_t dev, char *where, size_t len)
+{
+	char path[PATH_MAX], *line = NULL, *save, *tok, *mnt;
+	size_t cap = 0;
+	int found = 0;
+	dev_t fsdev;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/proc/self/mountinfo", pdd_guard_root);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (!found && getline(&line, &cap, f) > 0) {
+		line[strcspn(line, "\n")] = '\0';
+		strtok_r(line, " ", &save);			/* mount id */
+		strtok_r(NULL, " ", &save);			/* parent id */
+		tok = strtok_r(NULL, " ", &save);		/* MAJ:MIN */
+		strtok_r(NULL, " ", &save);			/* root */
+		mnt = strtok_r(NULL, " ", &save);		/* mount point */
+		if (!tok || !mnt)
+			continue;
+		if (parse_devnum(tok, &fsdev) && fsdev == dev) {
+			found = 1;
+			break;
+		}
+		while ((tok = strtok_r(NULL, " ", &save)) && strcmp(tok, "-"))
+			;					/* options */
+		if (tok && strtok_r(NULL, " ", &save) &&	/* type */
+		    (tok = strtok_r(NULL, " ", &save))) {	/* source */
+			unescape(tok);
+			found = !strncmp(tok, "/dev/", 5) && is_node_of(tok, dev);
+		}
+	}
+	if (found) {
+		unescape(mnt);
+		snprintf(where, len, "%s", mnt);
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+/* Is dev active swap?  The first field of /proc/swaps is the swap area's
+ * path, a block device or a file. */
+static int is_swap(dev_t dev)
+{
+	char path[PATH_MAX], *line = NULL, *save;
+	size_t cap = 0;
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/proc/swaps", pdd_guard_root);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? 0 : -errno;	/* no swap in this kernel */
+	while (!found && getline(&line, &cap, f) > 0) {
+		char *name = strtok_r(line, " \t\n", &save);
+
+		if (!name || !strcmp(name, "Filename"))	/* the heading */
+			continue;
+		unescape(name);
+		found = is_node_of(name, dev);
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+/* The first device built on dev (holders/ in sysfs): 1 and its kernel
+ * name in who. */
+static int held_by(dev_t dev, char *who, size_t len)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	int found = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "%s/sys/dev/block/%u:%u/holders", pdd_guard_root,
+		 major(dev), minor(dev));
+	dir = opendir(path);
+	if (!dir)
+		return errno == ENOENT ? 0 : -errno;
+	while (!found && (e = readdir(dir))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(who, len, "%s", e->d_name);
+		found = 1;
+	}
+	closedir(dir);
+	return found;
+}
+
+/*
+ * Check one device: the output itself (subject "'/dev/sdb' is") or one of
+ * its partitions (subject "'/dev/sdb' holds '/dev/sdb1',").  Prints each
+ * reason to refuse; returns how many, or -errno when /proc could not be
+ * read, which refuses too: a check that cannot be made is no check.
+ */
+static int check_dev(dev_t dev, const char *subject, bool force)
+{
+	char what[PATH_MAX];
+	int n = 0, r;
+
+	r = mounted_on(dev, what, sizeof(what));
+	if (r < 0) {
+		pdd_error("cannot read '%s/proc/self/mountinfo' to see whether %s mounted: %s",
+			  pdd_guard_root, subject, strerror(-r));
+		return r;
+	}
+	if (r > 0) {
+		pdd_error("%s mounted on %s: pdd does not write to a mounted device",
+			  subject, what);
+		n++;
+	}
+	r = is_swap(dev);
+	if (r < 0) {
+		pdd_error("cannot read '%s/proc/swaps' to see whether %s swap: %s",
+			  pdd_guard_root, subject, strerror(-r));
+		return r;
+	}
+	if (r > 0) {
+		pdd_error("%s in use as swap: pdd does not write to active swap", subject);
+		n++;
+	}
+	if (!force && held_by(dev, what, sizeof(what)) > 0) {
+		pdd_error("%s held by %s: another device is built on it", subject, what);
+		n++;
+	}
+	return n;
+}
+
+/* The device and each of its partitions: the subdirectories of its sysfs
+ * directory that hold a file "partition" (a partition has none of its
+ * own).  Returns how many reasons to refuse were printed, or -errno. */
+static int check_block(dev_t dev, const char *name, bool force)
+{
+	char path[PATH_MAX], subject[2 * PATH_MAX + 16], part[PATH_MAX], rel[300];
+	char num[32];
+	struct dirent *e;
+	int n, r;
+	dev_t pdev;
+	DIR *dir;
+
+	snprintf(subject, sizeof(subject), "'%s' is", name);
+	n = check_dev(dev, subject, force);
+	if (n < 0)
+		return n;
+	snprintf(path, sizeof(path), "%s/sys/dev/block/%u:%u", pdd_guard_root,
+		 major(dev), minor(dev));
+	dir = opendir(path);
+	if (!dir)
+		return n;	/* no sysfs: the exclusive open still guards */
+	while ((e = readdir(dir))) {
+		if (e->d_name[0] == '.' || strlen(e->d_name) > 200)
+			continue;
+		snprintf(rel, sizeof(rel), "%s/partition", e->d_name);
+		if (read_sys(dev, rel, num, sizeof(num)))
+			continue;
+		snprintf(rel, sizeof(rel), "%s/dev", e->d_name);
+		if (read_sys(dev, rel, num, sizeof(num)) || !parse_devnum(num, &pdev))
+			continue;
+		snprintf(rel, sizeof(rel), "%s/", e->d_name);
+		node_name(dev, rel, part, sizeof(part));
+		snprintf(subject, sizeof(subject), "'%s' holds '%s',", name, part);
+		r = check_dev(pdev, subject, force);
+		if (r < 0) {
+			n = r;
+			break;
+		}
+		n += r;
+	}
+	closedir(dir);
+	return n;
+}
+
+/* The status of a side's file: its open descriptor, else its path. */
+static int stat_side(const struct pdd_dev *d, struct stat *st)
+{
+	if (d->fd >= 0)
+		return fstat(d->fd, st) ? -errno : 0;
+	if (!strcmp(d->path, "-"))
+		return fstat(d->output ? STDOUT_FILENO : STDIN_FILENO, st) ? -errno : 0;
+	return stat(d->path, st) ? -errno : 0;
+}
+
+/* Where a side's bytes lie: a regular file, or a block device as a range
+ * of its whole disk (a partition starts "start" 512-byte sectors in). */
+struct where {
+	bool file;		/* a regular file, else a block device */
+	dev_t node;		/* the file's st_dev, or the device's own number */
+	ino_t ino;		/* the file's inode */
+	dev_t disk;		/* the whole disk a device is part of */
+	uint64_t base;		/* first byte of the device on that disk */
+};
+
+static bool locate(const struct pdd_dev *d, struct where *w)
+{
+	struct stat st;
+	char buf[64];
+	uint64_t start;
+
+	memset(w, 0, sizeof(*w));
+	if (d->missing || (d->kind != PDD_KIND_FILE && d->kind != PDD_KIND_BLOCK) ||
+	    stat_side(d, &st))
+		return false;
+	if (S_ISREG(st.st_mode)) {
+		w->file = true;
+		w->node = st.st_dev;
+		w->ino = st.st_ino;
+		return true;
+	}
+	if (!S_ISBLK(st.st_mode))
+		return false;
+	w->node = w->disk = st.st_rdev;
+	if (read_sys(w->node, "partition", buf, sizeof(buf)))
+		return true;	/* a whole disk, or no sysfs to say otherwise */
+	if (read_sys(w->node, "start", buf, sizeof(buf)) ||
+	    sscanf(buf, "%" SCNu64, &start) != 1 || start > UINT64_MAX / 512 ||
+	    read_sys(w->node, "../dev", buf, sizeof(buf)) || !parse_devnum(buf, &w->disk)) {
+		w->disk = w->node;	/* cannot tell its disk: compare it alone */
+		return true;
+	}
+	w->base = start * 512;
+	return true;
+}
+
+/* [s, e) of a copy's side; e is UINT64_MAX when it runs to the end. */
+static void side_range(uint64_t base, uint64_t off, uint64_t total,
+		       uint64_t *s, uint64_t *e)
+{
+	*s = base > UINT64_MAX - off ? UINT64_MAX : base + off;
+	*e = total == PDD_UNTIL_EOF || *s > UINT64_MAX - total ? UINT64_MAX : *s + total;
+}
+
+static void fmt_range(char *buf, size_t len, uint64_t s, uint64_t e)
+{
+	if (e == UINT64_MAX)
+		snprintf(buf, len, "%" PRIu64 " to the end", s);
+	else
+		snprintf(buf, len, "%" PRIu64 " to %" PRIu64, s, e - 1);
+}
+
+/* Output and input on one file or disk may not overlap: the writes would
+ * overwrite input not read yet (or, onto itself, gain nothing). */
+static int check_overlap(const struct pdd_plan *p, const struct pdd_dev *in,
+			 const struct pdd_dev *out)
+{
+	char ob[64], ib[64], disk[PATH_MAX];
+	uint64_t is, ie, os, oe, out_off = p->out_off;
+	struct where wi, wo;
+	bool same;
+
+	if (!p->total || !locate(in, &wi) || !locate(out, &wo) || wi.file != wo.file)
+		return 0;
+	if (wi.file ? wi.node != wo.node || wi.ino != wo.ino : wi.disk != wo.disk)
+		return 0;
+	same = wi.file || wi.node == wo.node;
+	if (same)		/* say the offsets on the device itself */
+		wi.base = wo.base = 0;
+	if (wo.file && (out->flags & PDD_F_APPEND))
+		out_off = out->size;	/* appended after what the file holds */
+	side_range(wi.base, p->in_off, p->total, &is, &ie);
+	side_range(wo.base, out_off, p->total, &os, &oe);
+	if (wo.file && (out->flags & PDD_F_TRUNC))
+		oe = UINT64_MAX;	/* oflag=trunc cuts the rest off first */
+	if (os >= ie || is >= oe)
+		return 0;
+	fmt_range(ob, sizeof(ob), os, oe);
+	fmt_range(ib, sizeof(ib), is, ie);
+	if (same) {
+		pdd_error("'%s' bytes %s overlap the input's bytes %s %s", out->name, ob, ib,
+			  wi.file ? "in the same file" : "on the same device");
+	} else {
+		node_name(wo.disk, "", disk, sizeof(disk));
+		pdd_error("'%s' and the input '%s' are on the disk '%s', where the output's bytes %s overlap the input's bytes %s",
+			  out->name, in->name, disk, ob, ib);
+	}
+	return -EINVAL;
+}
+
+int pdd_guard(const struct pdd_plan *p, const struct pdd_dev *in,
+	      const struct pdd_dev *out)
+{
+	struct stat st;
+	int n;
+
+	if (!out->output)
+		return 0;	/* verify=only: nothing is written */
+	if (out->kind == PDD_KIND_BLOCK && !stat_side(out, &st) && S_ISBLK(st.st_mode)) {
+		n = check_block(st.st_rdev, out->name, (out->flags & PDD_F_FORCE) != 0);
+		if (n)
+			return n < 0 ? n : -EBUSY;
+	}
+	return check_overlap(p, in, out);
+}
+
+void pdd_guard_busy(const struct pdd_dev *in, const struct pdd_dev *out)
+{
+	struct where wi, wo;
+	struct stat st;
+
+	if (out->kind != PDD_KIND_BLOCK || stat_side(out, &st) || !S_ISBLK(st.st_mode))
+		return;
+	if (check_block(st.st_rdev, out->name, false))
+		return;		/* it said why */
+	/* iflag=excl on the same disk claims it against pdd's own output */
+	if (in->kind == PDD_KIND_BLOCK && (in->flags & PDD_F_EXCL) && locate(in, &wi) &&
+	    locate(out, &wo) && wi.disk == wo.disk) {
+		pdd_error("'%s' is busy: the input '%s' holds it exclusively (iflag=excl)",
+			  out->name, in->name);
+		return;
+	}
+	pdd_error("'%s' is busy: another program holds it exclusively", out->name);
+}

@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * status=json: the whole story of a run as one JSON object on standard
+ * output, printed last, so that a script reads fields instead of parsing
+ * the text report.  What a stage did not reach is null: no devices when
+ * an operand was refused, no copy when the plan was.
+ */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "map.h"
+#include "pdd.h"
+
+static void str(FILE *f, const char *s)
+{
+	if (!s) {
+		fputs("null", f);
+		return;
+	}
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", f);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+/* "name": at the given indent, with the comma that separates it from
+ * the field before */
+static void key(FILE *f, int depth, bool *first, const char *name)
+{
+	fprintf(f, "%s\n%*s\"%s\": ", *first ? "" : ",", 2 * depth, "", name);
+	*first = false;
+}
+
+static void num(FILE *f, double v)
+{
+	if (isfinite(v))
+		fprintf(f, "%.6f", v);
+	else
+		fputs("null", f);
+}
+
+static const char *kind_word(enum pdd_kind k)
+{
+	static const char *const words[] = {
+		[PDD_KIND_FILE] = "file",
+		[PDD_KIND_BLOCK] = "block",
+		[PDD_KIND_FIFO] = "fifo",
+		[PDD_KIND_CHAR] = "char",
+		[PDD_KIND_NULL] = "null",
+		[PDD_KIND_ZERO] = "zero",
+		[PDD_KIND_SG] = "sg",
+		[PDD_KIND_RAW] = "raw",
+	};
+	return words[k];
+}
+
+static void side(FILE *f, const struct pdd_dev *d)
+{
+	bool first = true;
+
+	if (!d) {
+		fputs("null", f);
+		return;
+	}
+	fputc('{', f);
+	key(f, 2, &first, "path");
+	str(f, d->path);
+	key(f, 2, &first, "kind");
+	str(f, kind_word(d->kind));
+	key(f, 2, &first, "size");
+	if (d->size_known && !d->missing && d->kind != PDD_KIND_NULL)
+		fprintf(f, "%" PRIu64, d->size);
+	else
+		fputs("null", f);
+	key(f, 2, &first, "logical_block");
+	fprintf(f, "%u", d->lbs);
+	key(f, 2, &first, "physical_block");
+	fprintf(f, "%u", d->pbs);
+	key(f, 2, &first, "direct");
+	fputs(d->direct ? "true" : "false", f);
+	key(f, 2, &first, "model");
+	str(f, d->model[0] ? d->model : NULL);
+	key(f, 2, &first, "serial");
+	str(f, d->serial[0] ? d->serial : NULL);
+	key(f, 2, &first, "backing_file");
+	str(f, d->backing[0] ? d->backing : NULL);
+	fprintf(f, "\n  }");
+}
+
+static void records(FILE *f, uint64_t bytes, uint64_t bs)
+{
+	fprintf(f, "{ \"full\": %" PRIu64 ", \"partial\": %d }", bytes / bs, bytes % bs != 0);
+}
+
+static const char *op_word(enum pdd_op op)
+{
+	switch (op) {
+	case PDD_OP_READ:
+		return "read";
+	case PDD_OP_WRITE:
+		return "write";
+	case PDD_OP_FLUSH:
+		return "flush";
+	case PDD_OP_MAP:
+		return "map";
+	default:
+		return "copy";
+	}
+}
+
+/* The copy's error: what failed, where, and why. */
+static void error(FILE *f, const struct pdd_json *j)
+{
+	const struct pdd_result *r = j->r;
+	bool first = true;
+
+	if (!r || !r->err) {
+		if (j->message) {	/* stopped before the copy: the reason */
+			fputs("{ \"op\": \"start\", \"block\": null, \"message\": ", f);
+			str(f, j->message);
+			fputs(" }", f);
+		} else {
+			fputs("null", f);
+		}
+		return;
+	}
+	fputc('{', f);
+	key(f, 2, &first, "op");
+	str(f, op_word(r->err_op));
+	key(f, 2, &first, "block");
+	if (r->err_op == PDD_OP_READ || r->err_op == PDD_OP_WRITE)
+		fprintf(f, "%" PRIu64, r->err_off / j->p->bs);
+	else
+		fputs("null", f);
+	key(f, 2, &first, "offset");
+	if (r->err_op == PDD_OP_READ || r->err_op == PDD_OP_WRITE)
+		fprintf(f, "%" PRIu64, r->err_off);
+	else
+		fputs("null", f);
+	key(f, 2, &first, "message");
+	str(f, pdd_strerror(r->err));
+	fprintf(f, "\n  }");
+}
+
+static void bad(FILE *f, const struct pdd_result *r)
+{
+	bool first = true;
+
+	fputc('{', f);
+	key(f, 2, &first, "count");
+	fprintf(f, "%" PRIu64, r->bad_blocks);
+	key(f, 2, &first, "block_size");
+	fprintf(f, "%u", r->bad_blocks ? r->bad_unit : 0);
+	key(f, 2, &first, "lbas");
+	fputc('[', f);
+	for (size_t i = 0; i < r->nbad_lbas; i++)
+		fprintf(f, "%s%" PRIu64, i ? ", " : "", r->bad_lbas[i]);
+	fputc(']', f);
+	fprintf(f, "\n  }");
+}
+
+static void map(FILE *f, const struct pdd_json *j)
+{
+	const struct pdd_plan *p = j->p;
+	uint64_t s, e, done, badb;
+	bool first = true;
+
+	if (!j->map || !p) {
+		fputs("null", f);
+		return;
+	}
+	s = p->in_off;
+	e = p->in_off + p->total;
+	done = pdd_map_bytes(j->map, s, e, PDD_MAP_DONE);
+	badb = pdd_map_bytes(j->map, s, e, PDD_MAP_BAD);
+	fputc('{', f);
+	key(f, 2, &first, "path");
+	str(f, j->map->path);
+	key(f, 2, &first, "finished");
+	fprintf(f, "%" PRIu64, done);
+	key(f, 2, &first, "bad");
+	fprintf(f, "%" PRIu64, badb);
+	key(f, 2, &first, "to_try");
+	fprintf(f, "%" PRIu64, p->total - done - badb);
+	fprintf(f, "\n  }");
+}
+
+static void verify(FILE *f, const struct pdd_result *r)
+{
+	bool first = true;
+
+	if (!r || !r->verified) {
+		fputs("null", f);
+		return;
+	}
+	fputc('{', f);
+	key(f, 2, &first, "blocks");
+	fprintf(f, "%" PRIu64, r->verify_blocks);
+	key(f, 2, &first, "differ");
+	fprintf(f, "%" PRIu64, r->verify_diff);
+	key(f, 2, &first, "first");
+	if (r->verify_diff)
+		fprintf(f, "%" PRIu64, r->verify_first);
+	else
+		fputs("null", f);
+	key(f, 2, &first, "seconds");
+	num(f, r->verify_secs);
+	fprintf(f, "\n  }");
+}
+
+void pdd_report_json(FILE *f, const struct pdd_json *j)
+{
+	const struct pdd_result *r = j->r;
+	const struct pdd_plan *p = j->p;
+	bool first = true;
+
+	fputc('{', f);
+	key(f, 1, &first, "pdd");
+	str(f, PDD_VERSION);
+	key(f, 1, &first, "operands");
+	fputc('[', f);
+	for (int i = 1; i < j->argc; i++) {
+		fputs(i > 1 ? ", " : "", f);
+		str(f, j->argv[i]);
+	}
+	fputc(']', f);
+	key(f, 1, &first, "input");
+	side(f, j->in);
+	key(f, 1, &first, "output");
+	side(f, j->out);
+	key(f, 1, &first, "bs");
+	p ? fprintf(f, "%" PRIu64, p->bs) : fputs("null", f);
+	key(f, 1, &first, "engine");
+	str(f, p ? p->ops->name : NULL);
+	key(f, 1, &first, "bytes_in");
+	r ? fprintf(f, "%" PRIu64, r->in_bytes) : fputs("0", f);
+	key(f, 1, &first, "bytes_out");
+	r ? fprintf(f, "%" PRIu64, r->out_bytes) : fputs("0", f);
+	key(f, 1, &first, "records_in");
+	records(f, r ? r->in_bytes : 0, p ? p->bs : 512);
+	key(f, 1, &first, "records_out");
+	records(f, r ? r->out_bytes : 0, p ? p->bs : 512);
+	key(f, 1, &first, "seconds");
+	num(f, r ? r->secs : 0);
+	key(f, 1, &first, "bytes_per_second");
+	if (r && r->secs > 0)
+		num(f, r->out_bytes / r->secs);
+	else
+		fputs("null", f);
+	key(f, 1, &first, "cpu_user_seconds");
+	num(f, r ? r->user_secs : 0);
+	key(f, 1, &first, "cpu_sys_seconds");
+	num(f, r ? r->sys_secs : 0);
+	key(f, 1, &first, "error");
+	error(f, j);
+	key(f, 1, &first, "signal");
+	if (r && r->signal)
+		fprintf(f, "\"SIG%s\"", sigabbrev_np(r->signal));
+	else
+		fputs("null", f);
+	key(f, 1, &first, "unreadable_blocks");
+	r ? bad(f, r) : (void)fputs("null", f);
+	key(f, 1, &first, "recovered_errors");
+	fprintf(f, "%" PRIu64, r ? r->recovered : 0);
+	key(f, 1, &first, "map");
+	map(f, j);
+	key(f, 1, &first, "verify");
+	verify(f, r);
+	key(f, 1, &first, "resume");
+	str(f, j->resume);
+	key(f, 1, &first, "exit_status");
+	fprintf(f, "%d", j->status);
+	fputs("\n}\n", f);
+	fflush(f);
+}
