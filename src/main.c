@@ -98,6 +98,74 @@ static void describe_map(char *buf, size_t len, const struct pdd_map *m,
 		 p->total - done - bad);
 }
 
+/* --dry-run: the plan, and what map= and verify= would do. */
+static void dry_run(const struct pdd_opts *o, const struct pdd_plan *p,
+		    const struct pdd_dev *in, const struct pdd_dev *out,
+		    const struct pdd_map *m)
+{
+	char line[PATH_MAX + 160];
+
+	pdd_plan_print(stdout, p, in, out);
+	if (m) {
+		describe_map(line, sizeof(line), m, p);
+		printf("  %s\n", line);
+	}
+	if (o->verify)
+		printf("  verify  %s\n", o->verify == PDD_VERIFY_ONLY ?
+		       "only: compare the two ranges, write nothing" :
+		       "read both ranges again after the copy and compare them");
+}
+
+/*
+ * The copy itself: make the output, wind a stream input past skip=, copy,
+ * report, say how to resume (*resume, malloc'd, for the JSON too), and
+ * compare the ranges when verify=1 asks and the copy finished.  Returns
+ * the exit status; *copied says whether r describes a copy.
+ */
+static int copy(int argc, char **argv, const struct pdd_opts *o,
+		struct pdd_plan *p, struct pdd_dev *in, struct pdd_dev *out,
+		struct pdd_map *m, struct pdd_result *r, char **resume,
+		bool *copied)
+{
+	char line[PATH_MAX + 160];
+	const char *stream;
+	int err = pdd_dev_create(out, p->out_off);
+
+	if (err)
+		return pdd_exit_os(err);
+	if (in->stream && p->in_off) {
+		err = pdd_dev_skip_stream(in, p->in_off);
+		if (err == -ENODATA) {
+			pdd_error("'%s' ended before skip=%llu: nothing to copy", in->name,
+				  (unsigned long long)o->skip);
+			p->total = 0;
+		} else if (err) {
+			r->err = err;
+			return pdd_exit_status(r);
+		}
+	}
+	if (pdd_copy(p, in, out, o, m, r))
+		return PDD_EXIT_OTHER;
+	*copied = true;
+	pdd_report(o, p, r);
+	if (m && pdd_map_bytes(m, p->in_off, p->in_off + p->total, PDD_MAP_DONE) < p->total) {
+		describe_map(line, sizeof(line), m, p);
+		pdd_info(0, "%s", line);
+	}
+	*resume = pdd_resume_command(argc, argv, p, in, out, r, &stream);
+	if (stream)
+		pdd_error("the rest cannot be copied by a rerun: '%s' is a stream", stream);
+	if (*resume)
+		pdd_error("to resume: %s", *resume);
+	/* only a copy that finished is worth comparing */
+	if (o->verify == PDD_VERIFY_AFTER && !r->err && !r->signal) {
+		err = pdd_verify(p, in, out, o, r);
+		if (err)
+			return pdd_exit_os(err);
+	}
+	return pdd_exit_status(r);
+}
+
 int main(int argc, char **argv)
 {
 	struct pdd_dev in = { .fd = -1 }, out = { .fd = -1 };
@@ -107,8 +175,8 @@ int main(int argc, char **argv)
 	struct pdd_map map, *m = NULL;
 	/* for status=json: how far the run came */
 	struct pdd_json js = { .argc = argc, .argv = argv };
-	char *cmdline = NULL, *resume = NULL, line[PATH_MAX + 160];
-	const char *stream;
+	char *cmdline = NULL, *resume = NULL;
+	bool copied = false;
 	int status, err;
 
 	if (pdd_parse_args(argc, argv, &o))
@@ -153,69 +221,21 @@ int main(int argc, char **argv)
 		js.map = m;
 	}
 	if (o.dry_run) {
-		pdd_plan_print(stdout, &p, &in, &out);
-		if (m) {
-			describe_map(line, sizeof(line), m, &p);
-			printf("  %s\n", line);
-		}
-		if (o.verify)
-			printf("  verify  %s\n", o.verify == PDD_VERIFY_ONLY ?
-			       "only: compare the two ranges, write nothing" :
-			       "read both ranges again after the copy and compare them");
+		dry_run(&o, &p, &in, &out, m);
 		goto out;
 	}
 	if (o.verify == PDD_VERIFY_ONLY) {	/* a check of an earlier copy */
-		js.r = &r;
+		copied = true;
 		err = pdd_verify(&p, &in, &out, &o, &r);
 		status = err ? pdd_exit_os(err) : pdd_exit_status(&r);
 		goto out;
 	}
-	err = pdd_dev_create(&out, p.out_off);
-	if (err) {
-		status = pdd_exit_os(err);
-		goto out;
-	}
-	if (in.stream && p.in_off) {
-		err = pdd_dev_skip_stream(&in, p.in_off);
-		if (err == -ENODATA) {
-			pdd_error("'%s' ended before skip=%llu: nothing to copy", in.name,
-				  (unsigned long long)o.skip);
-			p.total = 0;
-		} else if (err) {
-			r = (struct pdd_result){ .err = err };
-			status = pdd_exit_status(&r);
-			goto out;
-		}
-	}
-	err = pdd_copy(&p, &in, &out, &o, m, &r);
-	if (err) {
-		status = PDD_EXIT_OTHER;
-		goto out;
-	}
-	js.r = &r;
-	pdd_report(&o, &p, &r);
-	if (m && pdd_map_bytes(m, p.in_off, p.in_off + p.total, PDD_MAP_DONE) < p.total) {
-		describe_map(line, sizeof(line), m, &p);
-		pdd_info(0, "%s", line);
-	}
-	resume = pdd_resume_command(argc, argv, &p, &in, &out, &r, &stream);
-	if (stream)
-		pdd_error("the rest cannot be copied by a rerun: '%s' is a stream", stream);
-	if (resume)
-		pdd_error("to resume: %s", resume);
-	/* only a copy that finished is worth comparing */
-	if (o.verify == PDD_VERIFY_AFTER && !r.err && !r.signal) {
-		err = pdd_verify(&p, &in, &out, &o, &r);
-		if (err) {
-			status = pdd_exit_os(err);
-			goto out;
-		}
-	}
-	status = pdd_exit_status(&r);
+	status = copy(argc, argv, &o, &p, &in, &out, m, &r, &resume, &copied);
 out:
 	if (o.status == PDD_STATUS_JSON) {
+		js.r = copied ? &r : NULL;
 		js.resume = resume;
-		js.message = js.r ? NULL : pdd_first_error();
+		js.message = copied ? NULL : pdd_first_error();
 		js.status = status;
 		pdd_report_json(stdout, &js);
 	}
