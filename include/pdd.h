@@ -285,6 +285,7 @@ struct pdd_json {
 	const struct pdd_map *map;	/* with map= */
 	const char *resume;		/* the command that resumes, or NULL */
 	const char *message;		/* why pdd stopped before copying */
+	bool dry_run;			/* --dry-run: the plan, not a copy */
 	int status;			/* the exit status */
 };
 void pdd_report_json(FILE *f, const struct pdd_json *j);

@@ -379,6 +379,10 @@ static int check_conflicts(const struct pdd_opts *o)
 		pdd_usage_error("status=json prints on standard output, which is the output here: give of=");
 		return -EINVAL;
 	}
+	if (o->map && (o->oflags & PDD_F_TRUNC)) {
+		pdd_usage_error("map= and oflag=trunc contradict: a rerun would cut off what the map marks finished");
+		return -EINVAL;
+	}
 	if (o->map && (o->oflags & PDD_F_APPEND)) {
 		pdd_usage_error("map= and oflag=append contradict: a map needs the output's positions");
 		return -EINVAL;

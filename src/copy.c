@@ -83,6 +83,11 @@ struct core {
 	size_t nfin, fincap;		/* offsets; finished once flushed */
 	bool flush_failed;		/* nothing written may be marked any more */
 	double last_save;		/* when the map was saved */
+	bool save_due;			/* the map is to be saved: no new writes
+					 * until those in flight are done, so
+					 * that the flush before the save has
+					 * the output to itself (an sg device's
+					 * descriptor may be full of them) */
 	size_t bad_cap;			/* room in r->bad_lbas */
 };
 
@@ -374,7 +379,10 @@ static void read_more(struct core *c, struct slot *s)
 			return;
 		}
 		if (!c->o->coe) {
-			if (c->map && pdd_map_set(c->map, bad, coe_unit(c), PDD_MAP_BAD))
+			/* a block the map has finished keeps its mark: the
+			 * output holds its data from an earlier run */
+			if (c->map && !pdd_map_bytes(c->map, bad, bad + coe_unit(c), PDD_MAP_DONE) &&
+			    pdd_map_set(c->map, bad, coe_unit(c), PDD_MAP_BAD))
 				fail(c, s->rq.idx, PDD_OP_MAP, 0, 0, -ENOMEM);
 			stop_inside(c, s, bad, s->bad_err);
 			return;
@@ -517,7 +525,7 @@ static void issue(struct core *c)
 			start_read(c);
 			more = true;
 		}
-		while (!(c->out->stream && c->writes) && !c->barrier &&
+		while (!(c->out->stream && c->writes) && !c->barrier && !c->save_due &&
 		       pdd_seq_peek_write(&c->seq, &idx)) {
 			if (is_barrier(c, idx)) {
 				if (c->writes)
@@ -580,7 +588,8 @@ static void save_map(struct core *c, bool finished)
 		err = pdd_map_set(m, c->fin[i].pos, c->fin[i].size, PDD_MAP_DONE);
 	c->nfin = 0;
 	m->cur_pos = c->p->in_off + c->r->done;
-	m->cur_status = finished ? PDD_MAP_DONE : PDD_MAP_UNTRIED;
+	/* after the flush: one that failed is not the end of the work */
+	m->cur_status = finished && !c->r->err ? PDD_MAP_DONE : PDD_MAP_UNTRIED;
 	if (!err)
 		err = pdd_map_save(m);	/* says why it failed */
 	if (err && !c->flush_failed)
@@ -598,7 +607,11 @@ static int run(struct core *c)
 		pdd_progress_tick(c->r->out_bytes, now(CLOCK_MONOTONIC));
 		if (c->map && c->o->map_interval &&
 		    now(CLOCK_MONOTONIC) - c->last_save >= c->o->map_interval)
+			c->save_due = true;
+		if (c->save_due && !c->writes) {
 			save_map(c, false);
+			c->save_due = false;
+		}
 		issue(c);
 		if (!c->reads && !c->writes)
 			return 0;
@@ -624,7 +637,12 @@ static int run(struct core *c)
 static uint64_t grain(const struct core *c)
 {
 	uint64_t g = c->in->lbs ? c->in->lbs : 1;
+	bool out_blocks = c->out->kind == PDD_KIND_SG || c->out->kind == PDD_KIND_RAW ||
+			  c->out->kind == PDD_KIND_BLOCK;
 
+	/* an sg output writes whole blocks whether direct or not */
+	if (out_blocks && c->out->lbs > g)
+		g = c->out->lbs;
 	if (c->in->direct && c->in->io_align > g)
 		g = c->in->io_align;
 	if (c->out->direct && c->out->io_align > g)
@@ -766,7 +784,11 @@ static void report_error(const struct core *c)
 		pdd_error("error flushing '%s': %s", c->out->name, pdd_strerror(r->err));
 		break;
 	case PDD_OP_MAP:
-		break;		/* the map said what went wrong */
+		/* a failed save said why; memory is the only other cause */
+		if (r->err == -ENOMEM)
+			pdd_error("cannot keep the map '%s': %s", c->map->path,
+				  strerror(ENOMEM));
+		return;		/* and the map is not the record it was */
 	default:
 		pdd_error("copy failed: %s", pdd_strerror(r->err));
 		break;

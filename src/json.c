@@ -237,6 +237,8 @@ void pdd_report_json(FILE *f, const struct pdd_json *j)
 		str(f, j->argv[i]);
 	}
 	fputc(']', f);
+	key(f, 1, &first, "dry_run");
+	fputs(j->dry_run ? "true" : "false", f);
 	key(f, 1, &first, "input");
 	side(f, j->in);
 	key(f, 1, &first, "output");

@@ -73,15 +73,15 @@ static int load_map(struct pdd_map *m, const struct pdd_plan *p,
 	uint64_t end = p->in_off + p->total, have;
 	int err = pdd_map_load(m);
 
-	if (err == -EINVAL)
-		return PDD_EXIT_FILE_ERROR;
 	if (err && err != -ENOENT)
-		return pdd_exit_os(err);
+		return PDD_EXIT_FILE_ERROR;	/* unreadable, or not a map */
 	if (in->size_known && in->size > end)
 		end = in->size;
 	have = m->n ? m->ext[m->n - 1].pos + m->ext[m->n - 1].size : 0;
-	if (have < end && pdd_map_set(m, have, end - have, PDD_MAP_UNTRIED))
-		return pdd_exit_os(-ENOMEM);
+	if (have < end && pdd_map_set(m, have, end - have, PDD_MAP_UNTRIED)) {
+		pdd_error("cannot keep the map '%s': %s", m->path, strerror(ENOMEM));
+		return PDD_EXIT_FILE_ERROR;
+	}
 	return 0;
 }
 
@@ -221,7 +221,8 @@ int main(int argc, char **argv)
 		js.map = m;
 	}
 	if (o.dry_run) {
-		dry_run(&o, &p, &in, &out, m);
+		if (o.status != PDD_STATUS_JSON)	/* stdout is the JSON's */
+			dry_run(&o, &p, &in, &out, m);
 		goto out;
 	}
 	if (o.verify == PDD_VERIFY_ONLY) {	/* a check of an earlier copy */
@@ -235,6 +236,7 @@ out:
 	if (o.status == PDD_STATUS_JSON) {
 		js.r = copied ? &r : NULL;
 		js.resume = resume;
+		js.dry_run = o.dry_run;
 		js.message = copied ? NULL : pdd_first_error();
 		js.status = status;
 		pdd_report_json(stdout, &js);

@@ -272,11 +272,14 @@ int pdd_map_load(struct pdd_map *m)
 		pdd_error("cannot read map '%s': %s", m->path, strerror(e));
 		return -e;
 	}
+	errno = 0;
 	ret = pdd_map_parse(m, f, m->path);
 	if (!ret && ferror(f)) {
-		pdd_error("cannot read map '%s': %s", m->path, strerror(EIO));
+		int e = errno ? errno : EIO;	/* getline's: EISDIR, EIO... */
+
+		pdd_error("cannot read map '%s': %s", m->path, strerror(e));
 		reset(m);
-		ret = -EIO;
+		ret = -e;
 	}
 	fclose(f);
 	return ret;
@@ -521,7 +524,11 @@ static int write_new(const struct pdd_map *m, const char *tmp, bool *created)
 	FILE *f;
 	int fd, e = 0;
 
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* a new file of our own: not whatever a link left at that name
+	 * points to */
+	if (unlink(tmp) < 0 && errno != ENOENT)
+		return errno;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return errno;
 	*created = true;

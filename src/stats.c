@@ -194,6 +194,26 @@ static bool is_operand(const char *w, const char *name)
 	return !strncmp(w, name, n) && w[n] == '=';
 }
 
+/* oflag= on a resume of a regular file: without excl, which asked for a
+ * new file and would now refuse the one this run made. */
+static void put_oflags(FILE *f, const char *list)
+{
+	char buf[256], out[256] = "oflag=", *tok, *save;
+	bool any = false;
+
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "excl"))
+			continue;
+		if (any)
+			strcat(out, ",");
+		strncat(out, tok, sizeof(out) - strlen(out) - 1);
+		any = true;
+	}
+	if (any)
+		put_word(f, out);
+}
+
 /*
  * A copy that stopped with work left (an error, a signal): the command
  * that goes on from the done mark.  It is the command as given, with
@@ -229,10 +249,15 @@ char *pdd_resume_command(int argc, char **argv, const struct pdd_plan *p,
 	if (!f)
 		return NULL;
 	fputs("pdd", f);
-	for (int i = 1; i < argc; i++)
-		if (mapped || (!is_operand(argv[i], "skip") && !is_operand(argv[i], "seek") &&
-			       !is_operand(argv[i], "count") && !is_operand(argv[i], "bs")))
+	for (int i = 1; i < argc; i++) {
+		if (!mapped && (is_operand(argv[i], "skip") || is_operand(argv[i], "seek") ||
+				is_operand(argv[i], "count") || is_operand(argv[i], "bs")))
+			continue;
+		if (is_operand(argv[i], "oflag") && out->kind == PDD_KIND_FILE)
+			put_oflags(f, argv[i] + strlen("oflag="));
+		else
 			put_word(f, argv[i]);
+	}
 	if (!mapped) {
 		fprintf(f, " bs=%" PRIu64 " skip=%" PRIu64 " seek=%" PRIu64, p->bs,
 			(p->in_off + done) / p->bs, (p->out_off + done) / p->bs);

@@ -32,7 +32,7 @@ pdd if="$dev" of="$T/out" bpt=64 status=json >"$T/json" 2>"$T/err" || rc=$?
 expect_rc 0
 [ ! -s "$T/err" ] || { cat "$T/err"; fail "status=json printed text on stderr"; }
 check "$T/json" "
-assert j['pdd']
+assert j['pdd'] and j['dry_run'] is False
 assert j['operands'] == ['if=$dev', 'of=$T/out', 'bpt=64', 'status=json'] + (['engine=$engine'] if '${PDD_ENGINE:-}' else []), j['operands']
 i, o = j['input'], j['output']
 assert i['path'] == '$dev' and i['kind'] == 'block' and i['size'] == $((4 * MiB)), i
@@ -111,6 +111,16 @@ assert e['message'] == \"'$small' is too small: the copy needs $((4 * MiB)) byte
 assert j['output']['kind'] == 'block' and j['output']['size'] == $MiB
 assert j['bytes_out'] == 0 and j['exit_status'] == 31
 "
+
+# a dry run: the JSON alone on stdout, nothing created
+rc=0
+pdd if="$dev" of="$T/dry.img" --dry-run status=json >"$T/json" 2>"$T/err" || rc=$?
+expect_rc 0
+check "$T/json" "
+assert j['dry_run'] is True and j['output']['path'] == '$T/dry.img'
+assert j['bytes_out'] == 0 and j['error'] is None and j['exit_status'] == 0
+"
+[ ! -e "$T/dry.img" ] || fail "a dry run created the output"
 
 # a file that cannot be opened: no devices yet
 rc=0

@@ -60,6 +60,8 @@ expect_err "pdd: the map '$T/map' marks nothing finished that was written since 
 expect_err "pdd: to resume: pdd if=$T/src of=$dev map=$T/map${eng[*]:+ ${eng[*]}}"
 printf '0x%08X  0x%08X  ?\n' 0 "$SIZE" | diff - <(extents "$T/map") ||
 	fail "a map after a failed flush claims something"
+grep -qx '# Copying' "$T/map" && grep -qE '^0x[0-9A-F]{8}     \?               1$' "$T/map" ||
+	{ cat "$T/map"; fail "a map after a failed flush says it is finished"; }
 echo "reset" >"$ctl"
 run_pdd if="$T/src" of="$dev" map="$T/map"
 expect_rc 0

@@ -147,6 +147,10 @@ run_pdd if="$T/src" of="$T/o" map="$T/broken"
 expect_rc 15
 expect_err "pdd: map '$T/broken' line 4: blocks are not contiguous"
 [ ! -e "$T/o" ] || fail "a bad map still let pdd create the output"
+mkdir "$T/mapdir"
+run_pdd if="$T/src" of="$T/o" map="$T/mapdir"
+expect_rc 15
+expect_err "pdd: cannot read map '$T/mapdir': Is a directory"
 run_pdd if="$T/src" of="$T/o" map="$T/nodir/m"
 expect_rc 15
 expect_err "pdd: cannot save map '$T/nodir/m': No such file or directory"

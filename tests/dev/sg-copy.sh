@@ -260,7 +260,33 @@ for lbs in 512 4096; do
 	expect_rc 0
 	cmp -s -n "$bytes" "$a" "$T/u.img" || fail "copy after retries differs"
 	faults=
+
+	# a map rerun to an sg output: a piece the map leaves is widened to the
+	# output's whole blocks, not written at a rounded-down LBA
+	if [ "$lbs" = 4096 ]; then
+		sgp run_pdd if="$src" of="$B" bs=4096 count=64
+		expect_rc 0
+		printf '0 ?\n0 0x1200 +\n0x1200 0x200 ?\n0x1400 %d +\n' $((64 * 4096 - 0x1400)) >"$T/wm"
+		dd if=/dev/zero of="$b" bs=4096 seek=1 count=1 conv=notrunc status=none
+		sgp run_pdd if="$src" of="$B" bs=4096 count=64 map="$T/wm"
+		expect_rc 0
+		expect_err "1+0 records out"
+		cmp -s -n $((64 * 4096)) "$src" "$b" || fail "a map rerun to a 4096-byte sg device wrote the wrong bytes"
+	fi
 done
+
+# the map's periodic save flushes an sg output whose one descriptor
+# (oflag=excl) is full of WRITEs: the writes pause, the save goes through
+devs="$T/nodes/sgw=$T/w.img:512"
+faults=
+"$STAMP" fill "$T/w.src" 0 $((2 * 1048576)) 8
+truncate -s $((2 * 1048576)) "$T/w.img"
+rm -f "$T/wm"
+SGDOUBLE_LATENCY_US=50000 sgp run_pdd if="$T/w.src" of="$T/nodes/sgw" oflag=excl bs=512 bpt=8 qd=64 \
+	map="$T/wm" map_interval=1
+expect_rc 0
+cmp -s "$T/w.src" "$T/w.img" || fail "the copy with map saves to an sg device differs"
+[ -e "$T/wm.bak" ] || fail "no periodic map save during the sg copy"
 
 # --- refusals, before anything is written
 lbs=512

@@ -925,6 +925,9 @@ static void test_map_operands(void **state)
 	cap_reset();
 	assert_refused(PARSE(&o, "map=m", "oflag=append"), -EINVAL,
 		       "map= and oflag=append contradict: a map needs the output's positions");
+	cap_reset();
+	assert_refused(PARSE(&o, "map=m", "oflag=trunc"), -EINVAL,
+		       "map= and oflag=trunc contradict: a rerun would cut off what the map marks finished");
 }
 
 static void test_sg_flags(void **state)

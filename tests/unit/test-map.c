@@ -1158,9 +1158,9 @@ static void test_save_and_load(void **state)
 	/* a directory is not a map */
 	cap_reset();
 	r.path = dir;
-	assert_int_equal(pdd_map_load(&r), -EIO);
+	assert_int_equal(pdd_map_load(&r), -EISDIR);
 	snprintf(want, sizeof(want),
-		 "pdd: cannot read map '%s': Input/output error\n", dir);
+		 "pdd: cannot read map '%s': Is a directory\n", dir);
 	assert_string_equal(captured(), want);
 
 	assert_int_equal(unlink(path), 0);

@@ -12,6 +12,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -363,6 +364,44 @@ static void test_exit_status_error_beats_bad_blocks(void **state)
 }
 
 /* verify= found differences: 14, unless the copy's own error decides */
+/* resume_of ARGS...: the resume command for a file-to-file copy of 1000
+ * blocks of 512 that stopped on an error after 300 of them */
+static char *resume_of(enum pdd_kind out_kind, char **argv, int argc)
+{
+	struct pdd_plan p = { .bs = 512, .total = 512000 };
+	struct pdd_dev in = { .kind = PDD_KIND_FILE }, out = { .kind = out_kind };
+	struct pdd_result r = { .err = -EIO, .err_op = PDD_OP_READ, .done = 153600 };
+	const char *stream;
+
+	return pdd_resume_command(argc, argv, &p, &in, &out, &r, &stream);
+}
+
+/* The command that resumes: skip/seek/count moved to the done mark; on a
+ * regular file oflag=excl is dropped (it asked for a new file, and the
+ * file is there now); with map= the command as given. */
+static void test_resume_command(void **state)
+{
+	char *a1[] = { "pdd", "if=in", "of=out", "oflag=excl,dsync", "count=1000" };
+	char *a2[] = { "pdd", "if=in", "of=out", "oflag=excl" };
+	char *a3[] = { "pdd", "if=in", "of=/dev/sdc", "oflag=excl" };
+	char *a4[] = { "pdd", "if=in", "of=out", "oflag=excl", "map=m", "skip=0" };
+	char *c;
+
+	(void)state;
+	c = resume_of(PDD_KIND_FILE, a1, 5);
+	assert_string_equal(c, "pdd if=in of=out oflag=dsync bs=512 skip=300 seek=300 count=700");
+	free(c);
+	c = resume_of(PDD_KIND_FILE, a2, 4);
+	assert_string_equal(c, "pdd if=in of=out bs=512 skip=300 seek=300 count=700");
+	free(c);
+	c = resume_of(PDD_KIND_BLOCK, a3, 4);
+	assert_string_equal(c, "pdd if=in of=/dev/sdc oflag=excl bs=512 skip=300 seek=300 count=700");
+	free(c);
+	c = resume_of(PDD_KIND_FILE, a4, 6);
+	assert_string_equal(c, "pdd if=in of=out map=m skip=0");
+	free(c);
+}
+
 static void test_exit_status_verify(void **state)
 {
 	struct pdd_result r = { .verify_blocks = 8192, .verify_diff = 3,
@@ -417,6 +456,7 @@ int main(void)
 		cmocka_unit_test(test_report_none),
 		cmocka_unit_test(test_report_time),
 		cmocka_unit_test(test_exit_status_mapping),
+		cmocka_unit_test(test_resume_command),
 		cmocka_unit_test(test_exit_status_bad_blocks),
 		cmocka_unit_test(test_exit_status_error_beats_bad_blocks),
 		cmocka_unit_test(test_exit_status_verify),
