@@ -292,9 +292,114 @@ static uint64_t ext_end(const struct pdd_extent *e)
 	return e->pos + e->size;
 }
 
-/* Rebuild the array in order: what lies before the range, a '?' gap up to
- * it, the range, a '?' gap after it, what lies after.  Only one of the two
- * gaps can exist, and only when the range is outside what is covered. */
+static int reserve(struct pdd_map *m, size_t more)
+{
+	struct pdd_extent *e;
+	size_t cap;
+
+	if (m->n + more <= m->cap)
+		return 0;
+	cap = m->cap ? m->cap : 16;
+	while (cap < m->n + more)
+		cap *= 2;
+	e = realloc(m->ext, cap * sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	m->ext = e;
+	m->cap = cap;
+	return 0;
+}
+
+/* Extent i takes the place of extents i and i+1, which have one status. */
+static void join_next(struct pdd_map *m, size_t i)
+{
+	m->ext[i].size += m->ext[i + 1].size;
+	memmove(&m->ext[i + 1], &m->ext[i + 2], (m->n - i - 2) * sizeof(*m->ext));
+	m->n--;
+}
+
+/*
+ * The common change, done where it stands: a range inside one extent (a
+ * bad block met in the untried rest, a stretch written, a bad block that
+ * reads now).  The extent is split, or the range joins the neighbour of
+ * its status; only the extents after it move, and a copy meets its bad
+ * blocks from the front, so few do.  1 when the range is not inside one
+ * extent, for the caller to rebuild the array.
+ */
+static int set_inside(struct pdd_map *m, uint64_t pos, uint64_t size, char status)
+{
+	size_t lo = 0, hi = m->n, i;
+	uint64_t end = pos + size, e_end;
+	bool head, tail;
+	char old;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pos < m->ext[mid].pos)
+			hi = mid;
+		else if (pos >= ext_end(&m->ext[mid]))
+			lo = mid + 1;
+		else
+			break;
+	}
+	if (lo >= hi)
+		return 1;
+	i = lo + (hi - lo) / 2;
+	e_end = ext_end(&m->ext[i]);
+	if (end > e_end)
+		return 1;
+	old = m->ext[i].status;
+	if (old == status)
+		return 0;
+	head = pos > m->ext[i].pos;
+	tail = end < e_end;
+	if (!head && tail && i && m->ext[i - 1].status == status) {
+		m->ext[i - 1].size += size;
+		m->ext[i].pos = end;
+		m->ext[i].size -= size;
+		return 0;
+	}
+	if (head && !tail && i + 1 < m->n && m->ext[i + 1].status == status) {
+		m->ext[i + 1].pos = pos;
+		m->ext[i + 1].size += size;
+		m->ext[i].size -= size;
+		return 0;
+	}
+	if (!head && !tail) {		/* the whole extent changes */
+		m->ext[i].status = status;
+		if (i + 1 < m->n && m->ext[i + 1].status == status)
+			join_next(m, i);
+		if (i && m->ext[i - 1].status == status)
+			join_next(m, i - 1);
+		return 0;
+	}
+	if (reserve(m, 2))
+		return -ENOMEM;
+	if (head && tail) {		/* old | new | old */
+		memmove(&m->ext[i + 3], &m->ext[i + 1], (m->n - i - 1) * sizeof(*m->ext));
+		m->ext[i].size = pos - m->ext[i].pos;
+		m->ext[i + 1] = (struct pdd_extent){ pos, size, status };
+		m->ext[i + 2] = (struct pdd_extent){ end, e_end - end, old };
+		m->n += 2;
+	} else if (tail) {		/* new | old */
+		memmove(&m->ext[i + 1], &m->ext[i], (m->n - i) * sizeof(*m->ext));
+		m->ext[i] = (struct pdd_extent){ pos, size, status };
+		m->ext[i + 1] = (struct pdd_extent){ end, e_end - end, old };
+		m->n++;
+	} else {			/* old | new */
+		memmove(&m->ext[i + 2], &m->ext[i + 1], (m->n - i - 1) * sizeof(*m->ext));
+		m->ext[i].size = pos - m->ext[i].pos;
+		m->ext[i + 1] = (struct pdd_extent){ pos, size, status };
+		m->n++;
+	}
+	return 0;
+}
+
+/* Any other change rebuilds the array in order: what lies before the
+ * range, a '?' gap up to it, the range, a '?' gap after it, what lies
+ * after.  Only one of the two gaps can exist, and only when the range is
+ * outside what is covered. */
 int pdd_map_set(struct pdd_map *m, uint64_t pos, uint64_t size, char status)
 {
 	struct pdd_extent *ext;
@@ -307,6 +412,10 @@ int pdd_map_set(struct pdd_map *m, uint64_t pos, uint64_t size, char status)
 	/* a map cannot describe bytes past 2^64; keep the end representable */
 	if (size > UINT64_MAX - pos)
 		size = UINT64_MAX - pos;
+	ret = set_inside(m, pos, size, status);
+	if (ret <= 0)
+		return ret;
+	ret = 0;
 	end = pos + size;
 	cap = m->n + 4;
 	ext = malloc(cap * sizeof(*ext));
