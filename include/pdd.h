@@ -207,6 +207,7 @@ int pdd_dev_skip_stream(struct pdd_dev *d, uint64_t bytes);
 int pdd_dev_flush(struct pdd_dev *d);
 void pdd_dev_close(struct pdd_dev *d);
 const char *pdd_kind_name(enum pdd_kind k);
+const char *pdd_kind_word(enum pdd_kind k);
 int pdd_dev_pick_fd(const struct pdd_dev *d, uint64_t off, size_t len,
 		    const void *buf);
 
@@ -238,6 +239,7 @@ void pdd_report(const struct pdd_opts *o, const struct pdd_plan *p,
 		const struct pdd_result *r);
 int pdd_exit_status(const struct pdd_result *r);
 void pdd_result_free(struct pdd_result *r);
+double pdd_now(void);
 char *pdd_resume_command(int argc, char **argv, const struct pdd_plan *p,
 			 const struct pdd_dev *in, const struct pdd_dev *out,
 			 const struct pdd_result *r, const char **stream);

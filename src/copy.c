@@ -173,11 +173,27 @@ static void start_read(struct core *c)
 	submit_io(c, idx, PDD_OP_READ);
 }
 
+/* Room for one more after the n elements of array (*cap of them fit):
+ * the array to use, or NULL when there is no memory (array is as it
+ * was). */
+static void *grow(void *array, size_t n, size_t *cap, size_t size)
+{
+	size_t want = *cap ? 2 * *cap : 16;
+	void *q;
+
+	if (n < *cap)
+		return array;
+	q = realloc(array, want * size);
+	if (q)
+		*cap = want;
+	return q;
+}
+
 /* Input [pos, pos+len) is written: finished once the output is flushed.
  * Transfers retire in order, so this mostly grows the last entry. */
 static int note_written(struct core *c, uint64_t pos, uint64_t len)
 {
-	struct pdd_extent *last = c->nfin ? &c->fin[c->nfin - 1] : NULL;
+	struct pdd_extent *last = c->nfin ? &c->fin[c->nfin - 1] : NULL, *f;
 
 	if (!len)
 		return 0;
@@ -185,15 +201,10 @@ static int note_written(struct core *c, uint64_t pos, uint64_t len)
 		last->size += len;
 		return 0;
 	}
-	if (c->nfin == c->fincap) {
-		size_t cap = c->fincap ? 2 * c->fincap : 16;
-		struct pdd_extent *f = realloc(c->fin, cap * sizeof(*f));
-
-		if (!f)
-			return -ENOMEM;
-		c->fin = f;
-		c->fincap = cap;
-	}
+	f = grow(c->fin, c->nfin, &c->fincap, sizeof(*c->fin));
+	if (!f)
+		return -ENOMEM;
+	c->fin = f;
 	c->fin[c->nfin++] = (struct pdd_extent){ .pos = pos, .size = len,
 						 .status = PDD_MAP_DONE };
 	return 0;
@@ -293,15 +304,11 @@ static size_t block_end(const struct core *c, const struct slot *s)
  * transfer does not mark it finished. */
 static int mark_bad(struct core *c, struct slot *s, uint64_t off, size_t n)
 {
-	if (s->nbad == s->badcap) {
-		size_t cap = s->badcap ? 2 * s->badcap : 8;
-		uint64_t *b = realloc(s->bad, cap * sizeof(*b));
+	uint64_t *b = grow(s->bad, s->nbad, &s->badcap, sizeof(*s->bad));
 
-		if (!b)
-			return -ENOMEM;
-		s->bad = b;
-		s->badcap = cap;
-	}
+	if (!b)
+		return -ENOMEM;
+	s->bad = b;
 	s->bad[s->nbad++] = off;
 	return pdd_map_set(c->map, off, n, PDD_MAP_BAD);
 }
@@ -313,7 +320,7 @@ static bool zero_fill(struct core *c, struct slot *s)
 	size_t unit = coe_unit(c);
 	size_t n = block_end(c, s) - s->got;
 	uint64_t off = in_start(c, s) + s->got;
-	uint64_t lba = off / unit;
+	uint64_t lba = off / unit, *l;
 	struct pdd_result *r = c->r;
 
 	memset(s->buf + s->got, 0, n);
@@ -325,18 +332,12 @@ static bool zero_fill(struct core *c, struct slot *s)
 		r->bad_last = lba;
 	r->bad_blocks++;
 	r->bad_unit = (unsigned int)unit;
-	if (r->nbad_lbas == c->bad_cap) {	/* the list is for the report:
-						 * without memory, it is cut */
-		size_t cap = c->bad_cap ? 2 * c->bad_cap : 16;
-		uint64_t *l = realloc(r->bad_lbas, cap * sizeof(*l));
-
-		if (l) {
-			r->bad_lbas = l;
-			c->bad_cap = cap;
-		}
-	}
-	if (r->nbad_lbas < c->bad_cap)
+	/* the list is for the report: without memory, it is cut short */
+	l = grow(r->bad_lbas, r->nbad_lbas, &c->bad_cap, sizeof(*r->bad_lbas));
+	if (l) {
+		r->bad_lbas = l;
 		r->bad_lbas[r->nbad_lbas++] = lba;
+	}
 	if (c->map && mark_bad(c, s, off, n))
 		fail(c, s->rq.idx, PDD_OP_MAP, 0, 0, -ENOMEM);
 	s->got += n;
@@ -540,14 +541,6 @@ static void issue(struct core *c)
 	} while (more);
 }
 
-static double now(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* SIGINT or SIGTERM: no new reads; what is in flight is finished and
  * written below them.  SIGUSR1: the report so far. */
 static void check_signals(struct core *c)
@@ -558,7 +551,7 @@ static void check_signals(struct core *c)
 	}
 	if (pdd_report_now) {
 		pdd_report_now = 0;
-		c->r->secs = now(CLOCK_MONOTONIC) - c->t0;
+		c->r->secs = pdd_now() - c->t0;
 		pdd_msg_end_line();	/* under the progress line */
 		pdd_report(c->o, c->p, c->r);
 	}
@@ -594,7 +587,22 @@ static void save_map(struct core *c, bool finished)
 		err = pdd_map_save(m);	/* says why it failed */
 	if (err && !c->flush_failed)
 		fail(c, c->seq.next_read, PDD_OP_MAP, 0, 0, err);
-	c->last_save = now(CLOCK_MONOTONIC);
+	c->last_save = pdd_now();
+}
+
+/* What the clock makes due: a progress line, a save of the map.  Only
+ * read when one of them is asked for. */
+static void check_clock(struct core *c)
+{
+	bool saves = c->map && c->o->map_interval;
+	double t;
+
+	if (!c->o->progress && !saves)
+		return;
+	t = pdd_now();
+	pdd_progress_tick(c->r->out_bytes, t);
+	if (saves && t - c->last_save >= c->o->map_interval)
+		c->save_due = true;
 }
 
 static int run(struct core *c)
@@ -604,10 +612,7 @@ static int run(struct core *c)
 
 	for (;;) {
 		check_signals(c);
-		pdd_progress_tick(c->r->out_bytes, now(CLOCK_MONOTONIC));
-		if (c->map && c->o->map_interval &&
-		    now(CLOCK_MONOTONIC) - c->last_save >= c->o->map_interval)
-			c->save_due = true;
+		check_clock(c);
 		if (c->save_due && !c->writes) {
 			save_map(c, false);
 			c->save_due = false;
@@ -836,7 +841,7 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 		return err;
 	}
 	getrusage(RUSAGE_SELF, &ru0);
-	c.t0 = c.last_save = now(CLOCK_MONOTONIC);
+	c.t0 = c.last_save = pdd_now();
 	pdd_progress_start(o->progress, c.todo, c.ntodo, c.t0);
 
 	err = run(&c);
@@ -854,7 +859,7 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 		}
 	}
 
-	r->secs = now(CLOCK_MONOTONIC) - c.t0;
+	r->secs = pdd_now() - c.t0;
 	getrusage(RUSAGE_SELF, &ru1);
 	r->user_secs = tv_secs(ru1.ru_utime) - tv_secs(ru0.ru_utime);
 	r->sys_secs = tv_secs(ru1.ru_stime) - tv_secs(ru0.ru_stime);

@@ -29,19 +29,28 @@
 #define RAW_MAJOR	162	/* raw devices */
 #define MEM_MAJOR	1	/* /dev/null is 1:3, /dev/zero 1:5 */
 
+/* Each kind's name in messages, and its word in the JSON report. */
+static const struct {
+	const char *name, *word;
+} kinds[] = {
+	[PDD_KIND_FILE] = { "regular file", "file" },
+	[PDD_KIND_BLOCK] = { "block device", "block" },
+	[PDD_KIND_FIFO] = { "fifo", "fifo" },
+	[PDD_KIND_CHAR] = { "character device", "char" },
+	[PDD_KIND_NULL] = { "null", "null" },
+	[PDD_KIND_ZERO] = { "zero", "zero" },
+	[PDD_KIND_SG] = { "sg device", "sg" },
+	[PDD_KIND_RAW] = { "raw device", "raw" },
+};
+
 const char *pdd_kind_name(enum pdd_kind k)
 {
-	static const char *const names[] = {
-		[PDD_KIND_FILE] = "regular file",
-		[PDD_KIND_BLOCK] = "block device",
-		[PDD_KIND_FIFO] = "fifo",
-		[PDD_KIND_CHAR] = "character device",
-		[PDD_KIND_NULL] = "null",
-		[PDD_KIND_ZERO] = "zero",
-		[PDD_KIND_SG] = "sg device",
-		[PDD_KIND_RAW] = "raw device",
-	};
-	return names[k];
+	return kinds[k].name;
+}
+
+const char *pdd_kind_word(enum pdd_kind k)
+{
+	return kinds[k].word;
 }
 
 static enum pdd_kind classify(const struct stat *st)
@@ -64,31 +73,6 @@ static enum pdd_kind classify(const struct stat *st)
 		return PDD_KIND_CHAR;
 	}
 	return PDD_KIND_FIFO;	/* FIFO, socket: a stream either way */
-}
-
-/* A number from the block device's queue directory in sysfs; a partition
- * has none of its own, so look beside it in its disk's. */
-static uint64_t queue_attr(dev_t rdev, const char *attr)
-{
-	char path[128];
-	char buf[32];
-	ssize_t n;
-	int fd;
-
-	for (int up = 0; up < 2; up++) {
-		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/%squeue/%s",
-			 major(rdev), minor(rdev), up ? "../" : "", attr);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n > 0) {
-			buf[n] = '\0';
-			return strtoull(buf, NULL, 10);
-		}
-	}
-	return 0;
 }
 
 /* A sysfs attribute of the block device (path relative to its directory,
@@ -126,6 +110,19 @@ static void sys_text(dev_t rdev, const char *up, const char *path, char *out,
 	n = strlen(out);
 	while (n && out[n - 1] == ' ')
 		out[--n] = '\0';
+}
+
+/* A number from the block device's queue directory in sysfs; a partition
+ * has none of its own, so look beside it in its disk's. */
+static uint64_t queue_attr(dev_t rdev, const char *attr)
+{
+	char path[64], buf[32];
+
+	snprintf(path, sizeof(path), "queue/%s", attr);
+	if (!sys_read(rdev, "", path, buf, sizeof(buf)) &&
+	    !sys_read(rdev, "../", path, buf, sizeof(buf)))
+		return 0;
+	return strtoull(buf, NULL, 10);
 }
 
 /*

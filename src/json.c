@@ -52,21 +52,6 @@ static void num(FILE *f, double v)
 		fputs("null", f);
 }
 
-static const char *kind_word(enum pdd_kind k)
-{
-	static const char *const words[] = {
-		[PDD_KIND_FILE] = "file",
-		[PDD_KIND_BLOCK] = "block",
-		[PDD_KIND_FIFO] = "fifo",
-		[PDD_KIND_CHAR] = "char",
-		[PDD_KIND_NULL] = "null",
-		[PDD_KIND_ZERO] = "zero",
-		[PDD_KIND_SG] = "sg",
-		[PDD_KIND_RAW] = "raw",
-	};
-	return words[k];
-}
-
 static void side(FILE *f, const struct pdd_dev *d)
 {
 	bool first = true;
@@ -79,7 +64,7 @@ static void side(FILE *f, const struct pdd_dev *d)
 	key(f, 2, &first, "path");
 	str(f, d->path);
 	key(f, 2, &first, "kind");
-	str(f, kind_word(d->kind));
+	str(f, pdd_kind_word(d->kind));
 	key(f, 2, &first, "size");
 	if (d->size_known && !d->missing && d->kind != PDD_KIND_NULL)
 		fprintf(f, "%" PRIu64, d->size);

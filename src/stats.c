@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "exitcodes.h"
 #include "pdd.h"
@@ -134,6 +135,15 @@ void pdd_report(const struct pdd_opts *o, const struct pdd_plan *p,
 }
 
 /* sg3_utils' categories for an error met while copying. */
+/* Seconds on the monotonic clock: what every duration is measured by. */
+double pdd_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 void pdd_result_free(struct pdd_result *r)
 {
 	free(r->bad_lbas);

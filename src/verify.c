@@ -170,14 +170,6 @@ fail:
 	return err;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Keep the error of the lowest transfer, as the copy does. */
 static void record(struct verifier *v, uint64_t idx, int k, uint64_t off, size_t len,
 		   int err)
@@ -448,7 +440,7 @@ int pdd_verify(const struct pdd_plan *p, const struct pdd_dev *in,
 {
 	struct verifier v = { .p = p, .o = o, .r = r,
 			      .off = { p->in_off, p->out_off } };
-	double t0 = now();
+	double t0 = pdd_now();
 	int err;
 
 	v.side[IN].fd = v.side[OUT].fd = -1;
@@ -480,7 +472,7 @@ int pdd_verify(const struct pdd_plan *p, const struct pdd_dev *in,
 		pdd_error("verify failed: %s", pdd_strerror(err));
 	}
 	teardown(&v);
-	r->verify_secs = now() - t0;
+	r->verify_secs = pdd_now() - t0;
 	r->verified = !r->err && !r->signal;
 	if (r->err_op == PDD_OP_READ || !r->err)
 		report(&v);
