@@ -114,6 +114,11 @@ struct pdd_dev {
 	int fd_buf;			/* buffered descriptor for unaligned pieces
 					 * when direct; same as fd otherwise */
 	bool own_fd;			/* we opened fd (close it) */
+	int std_fd;			/* a seekable standard input or output:
+					 * the shell's descriptor, whose offset
+					 * pdd moves past the copy; else -1 */
+	uint64_t base;			/* that descriptor's offset at the start:
+					 * skip= or seek= counts from it */
 	bool missing;			/* output file does not exist yet */
 	bool seekable;			/* positional I/O is possible */
 	bool stream;			/* must be read or written in order */
@@ -141,12 +146,18 @@ struct pdd_plan {
 	uint64_t bs;			/* block size: unit of skip, seek, count */
 	uint64_t bpt;			/* blocks per transfer */
 	size_t xfer;			/* bytes per transfer, bs * bpt */
-	uint64_t in_off;		/* first input byte, skip * bs */
-	uint64_t out_off;		/* first output byte, seek * bs */
+	uint64_t in_off;		/* first input byte: skip * bs, after
+					 * where standard input was left */
+	uint64_t out_off;		/* first output byte: seek * bs, after
+					 * where standard output was left */
+	uint64_t in_base, out_base;	/* those starting offsets (pdd_dev.base):
+					 * block numbers shown count from them */
 	uint64_t total;			/* bytes to copy; PDD_UNTIL_EOF for streams */
 	unsigned int depth;		/* transfers in flight */
 	unsigned int threads;		/* worker threads */
 	size_t buf_align;		/* buffer address alignment */
+	size_t buf_len;			/* bytes in each buffer: a transfer, or
+					 * the whole copy when that is less */
 	const struct pdd_engine_ops *ops; /* the engine that will run */
 };
 
@@ -161,6 +172,7 @@ enum pdd_op {
 	PDD_OP_WRITE,
 	PDD_OP_FLUSH,
 	PDD_OP_MAP,			/* saving the map */
+	PDD_OP_CLOSE,			/* closing the output */
 };
 
 /* What happened: enough to print the report and pick the exit status. */
@@ -199,17 +211,24 @@ int pdd_parse_num(const char *s, uint64_t *out);
 int pdd_parse_args(int argc, char **argv, struct pdd_opts *o);
 void pdd_usage(FILE *f);
 
-/* dev.c */
-int pdd_dev_open(struct pdd_dev *d, const char *path, bool output,
-		 unsigned int flags);
-int pdd_dev_create(struct pdd_dev *d, uint64_t trunc_to);
+/* dev.c: what a side is and its geometry */
+struct stat;
+enum pdd_kind pdd_dev_classify(const struct stat *st);
+int pdd_dev_measure(struct pdd_dev *d, const struct stat *st);
+void pdd_dev_measure_file(struct pdd_dev *d, const struct stat *st);
 int pdd_dev_skip_stream(struct pdd_dev *d, uint64_t bytes);
 int pdd_dev_flush(struct pdd_dev *d);
-void pdd_dev_close(struct pdd_dev *d);
 const char *pdd_kind_name(enum pdd_kind k);
 const char *pdd_kind_word(enum pdd_kind k);
 int pdd_dev_pick_fd(const struct pdd_dev *d, uint64_t off, size_t len,
 		    const void *buf);
+
+/* open.c: opening it, and the checks made at open */
+int pdd_dev_open(struct pdd_dev *d, const char *path, bool output,
+		 unsigned int flags);
+int pdd_dev_create(struct pdd_dev *d, uint64_t trunc_to);
+int pdd_dev_close(struct pdd_dev *d);
+void pdd_dev_leave(const struct pdd_dev *d, uint64_t off);
 
 /* plan.c */
 int pdd_plan_make(const struct pdd_opts *o, const struct pdd_dev *in,

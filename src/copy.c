@@ -52,7 +52,8 @@ struct slot {
 					 * UINT64_MAX */
 	int bad_err;			/* the error that block gave */
 	unsigned int tries;		/* retries= spent on the block at got */
-	uint64_t *bad;			/* input offsets of its zero-filled blocks */
+	uint64_t *bad;			/* input offsets of its zero-filled blocks,
+					 * ascending; reported when it is written */
 	size_t nbad, badcap;
 };
 
@@ -89,6 +90,9 @@ struct core {
 					 * the output to itself (an sg device's
 					 * descriptor may be full of them) */
 	size_t bad_cap;			/* room in r->bad_lbas */
+	uint64_t part_idx;		/* the lowest failed write that moved
+					 * some bytes first (UINT64_MAX: none) */
+	size_t part_put;		/* and how many: written all the same */
 };
 
 static struct slot *slot_of(struct core *c, uint64_t idx)
@@ -223,6 +227,23 @@ static int note_slot(struct core *c, const struct slot *s)
 	return err ? err : note_written(c, pos, end - pos);
 }
 
+/* After the loop has drained: the lowest failed write moved some bytes
+ * before it failed (a short write that ended at the device's end, or
+ * at a bad block).  When everything below it is written, those bytes
+ * are copied too, and count in the done mark and the records out. */
+static void partial_done(struct core *c)
+{
+	struct slot *s = slot_of(c, c->part_idx);
+
+	if (c->part_idx == UINT64_MAX || c->seq.done != c->part_idx)
+		return;
+	c->r->out_bytes += c->part_put;
+	c->r->done = s->rel + c->part_put;
+	if (c->map && !c->flush_failed &&
+	    note_written(c, c->p->in_off + s->rel, c->part_put))
+		fail(c, c->part_idx, PDD_OP_MAP, 0, 0, -ENOMEM);
+}
+
 static void retire(struct core *c, uint64_t idx)
 {
 	pdd_seq_write_done(&c->seq, idx);
@@ -299,51 +320,68 @@ static size_t block_end(const struct core *c, const struct slot *s)
 	return s->len - s->got < unit ? s->len : s->got + unit;
 }
 
-/* The input block at off could not be read: a fact about the input the
- * map records at once; the transfer remembers it so that writing the
- * transfer does not mark it finished. */
-static int mark_bad(struct core *c, struct slot *s, uint64_t off, size_t n)
+/* coe: the block at got cannot be read; put zeros in its place.  Only
+ * the transfer remembers it: what is reported (and marked bad in the
+ * map, and counted for coe_limit=) is what is written, in order
+ * (account_bad), never a block past where the copy stops. */
+static int zero_fill(struct core *c, struct slot *s)
 {
 	uint64_t *b = grow(s->bad, s->nbad, &s->badcap, sizeof(*s->bad));
 
 	if (!b)
 		return -ENOMEM;
 	s->bad = b;
-	s->bad[s->nbad++] = off;
-	return pdd_map_set(c->map, off, n, PDD_MAP_BAD);
-}
-
-/* coe: the block at got cannot be read; write zeros in its place.
- * Returns true when that makes coe_limit= blocks. */
-static bool zero_fill(struct core *c, struct slot *s)
-{
-	size_t unit = coe_unit(c);
-	size_t n = block_end(c, s) - s->got;
-	uint64_t off = in_start(c, s) + s->got;
-	uint64_t lba = off / unit, *l;
-	struct pdd_result *r = c->r;
-
-	memset(s->buf + s->got, 0, n);
-	pdd_error("'%s': LBA %" PRIu64 " (%zu bytes at byte %" PRIu64 ") cannot be read; writing zeros",
-		  c->in->name, lba, n, off);
-	if (!r->bad_blocks || lba < r->bad_first)
-		r->bad_first = lba;
-	if (!r->bad_blocks || lba > r->bad_last)
-		r->bad_last = lba;
-	r->bad_blocks++;
-	r->bad_unit = (unsigned int)unit;
-	/* the list is for the report: without memory, it is cut short */
-	l = grow(r->bad_lbas, r->nbad_lbas, &c->bad_cap, sizeof(*r->bad_lbas));
-	if (l) {
-		r->bad_lbas = l;
-		r->bad_lbas[r->nbad_lbas++] = lba;
-	}
-	if (c->map && mark_bad(c, s, off, n))
-		fail(c, s->rq.idx, PDD_OP_MAP, 0, 0, -ENOMEM);
-	s->got += n;
+	s->bad[s->nbad++] = in_start(c, s) + s->got;
+	memset(s->buf + s->got, 0, block_end(c, s) - s->got);
+	s->got = block_end(c, s);
 	s->known_bad = UINT64_MAX;
 	s->tries = 0;
-	return c->o->coe_limit && r->bad_blocks >= c->o->coe_limit;
+	return 0;
+}
+
+/*
+ * Transfer s is about to be written: report its zero-filled blocks, mark
+ * them bad in the map and count them.  Transfers are written in
+ * ascending order, so the count is the number of bad blocks from the
+ * start of the range, whatever order the reads finished in, and the
+ * copy stops exactly after the coe_limit='th: s is cut there and nothing
+ * after it is written.
+ */
+static void account_bad(struct core *c, struct slot *s)
+{
+	size_t unit = coe_unit(c);
+	struct pdd_result *r = c->r;
+
+	for (size_t i = 0; i < s->nbad; i++) {
+		uint64_t off = s->bad[i], lba = off / unit, *l;
+		size_t n = off + unit <= in_start(c, s) + s->got ? unit :
+			   (size_t)(in_start(c, s) + s->got - off);
+
+		pdd_error("'%s': LBA %" PRIu64 " (%zu bytes at byte %" PRIu64 ") cannot be read; writing zeros",
+			  c->in->name, lba, n, off);
+		if (!r->bad_blocks)
+			r->bad_first = lba;
+		r->bad_last = lba;
+		r->bad_blocks++;
+		r->bad_unit = (unsigned int)unit;
+		/* the list is for the report: without memory, it is cut short */
+		l = grow(r->bad_lbas, r->nbad_lbas, &c->bad_cap, sizeof(*r->bad_lbas));
+		if (l) {
+			r->bad_lbas = l;
+			r->bad_lbas[r->nbad_lbas++] = lba;
+		}
+		if (c->map && pdd_map_set(c->map, off, n, PDD_MAP_BAD))
+			fail(c, s->rq.idx + 1, PDD_OP_MAP, 0, 0, -ENOMEM);
+		if (c->o->coe_limit && r->bad_blocks == c->o->coe_limit) {
+			pdd_error("coe_limit=%" PRIu64 " reached: stopping after LBA %" PRIu64,
+				  c->o->coe_limit, lba);
+			s->nbad = i + 1;
+			s->got = s->len = (size_t)(off + n - in_start(c, s));
+			pdd_seq_stop_at(&c->seq, s->rq.idx + 1);
+			record(c, s->rq.idx, PDD_OP_READ, off, n, s->bad_err);
+			return;
+		}
+	}
 }
 
 /* The copy stops inside transfer s, after its first got bytes (read, or
@@ -399,9 +437,7 @@ static void read_more(struct core *c, struct slot *s)
 			return;
 		}
 		if (zero_fill(c, s)) {
-			pdd_error("coe_limit=%" PRIu64 " reached: stopping after LBA %" PRIu64,
-				  c->o->coe_limit, bad / coe_unit(c));
-			stop_inside(c, s, bad, s->bad_err);
+			fail(c, s->rq.idx, PDD_OP_MAP, 0, 0, -ENOMEM);
 			return;
 		}
 	}
@@ -490,7 +526,12 @@ static void write_done(struct core *c, struct slot *s)
 
 	if (s->rq.res <= 0) {
 		/* a write that moves nothing would move nothing again; the
-		 * device may have named the block that failed */
+		 * device may have named the block that failed.  What this
+		 * transfer wrote before is written (partial_done). */
+		if (s->put && idx < c->part_idx) {
+			c->part_idx = idx;
+			c->part_put = s->put;
+		}
 		fail(c, idx, PDD_OP_WRITE,
 		     s->rq.bad_off != UINT64_MAX ? s->rq.bad_off : s->rq.off, s->rq.len,
 		     s->rq.res ? (int)s->rq.res : -ENOSPC);
@@ -534,6 +575,7 @@ static void issue(struct core *c)
 				c->barrier = true;
 			}
 			pdd_seq_next_write(&c->seq, &idx);
+			account_bad(c, slot_of(c, idx));
 			c->r->in_bytes += slot_of(c, idx)->got;
 			submit_write(c, idx);
 			more = true;
@@ -704,20 +746,25 @@ static int setup(struct core *c)
 	c->slots = calloc(p->depth, sizeof(*c->slots));
 	c->bufs = calloc(p->depth, sizeof(*c->bufs));
 	for (unsigned int i = 0; !err && c->slots && c->bufs && i < p->depth; i++) {
-		err = -posix_memalign(&c->bufs[i], p->buf_align, p->xfer);
+		err = -posix_memalign(&c->bufs[i], p->buf_align, p->buf_len);
 		c->slots[i].buf = c->bufs[i];
 		c->slots[i].rq.buf_idx = i;
 	}
 	if (err || !c->slots || !c->bufs) {
 		pdd_error("cannot allocate %u buffers of %zu bytes: %s", p->depth,
-			  p->xfer, strerror(ENOMEM));
+			  p->buf_len, strerror(ENOMEM));
 		return -ENOMEM;
 	}
+	/* only now, with the memory in hand, is the output made or cut
+	 * (oflag=trunc): a copy that cannot start leaves it as it was */
+	err = pdd_dev_create(c->out, p->out_off);
+	if (err)
+		return err;
 	/* the engine's threads leave the copy's signals to this one */
 	pdd_signals_block(true, &old);
 	err = pdd_engine_start(&c->eng, p->ops, &(struct pdd_engine){
 		.threads = p->threads, .depth = p->depth, .in = c->in, .out = c->out,
-		.bufs = c->bufs, .nbufs = p->depth, .buf_len = p->xfer });
+		.bufs = c->bufs, .nbufs = p->depth, .buf_len = p->buf_len });
 	pdd_signals_block(false, &old);
 	if (err) {
 		pdd_error("cannot start engine %s: %s", p->ops->name, strerror(-err));
@@ -768,7 +815,8 @@ static void say_done_mark(const struct core *c, const char *why)
 	}
 	pdd_error("%s%" PRIu64 " bytes are copied: input below block %" PRIu64
 		  " is in output below block %" PRIu64, why, c->r->out_bytes,
-		  (p->in_off + done) / p->bs, (p->out_off + done) / p->bs);
+		  (p->in_off - p->in_base + done) / p->bs,
+		  (p->out_off - p->out_base + done) / p->bs);
 }
 
 static void report_error(const struct core *c)
@@ -779,14 +827,17 @@ static void report_error(const struct core *c)
 	switch (r->err_op) {
 	case PDD_OP_READ:
 		pdd_error("error reading '%s' at block %" PRIu64 ": %s", c->in->name,
-			  r->err_off / p->bs, pdd_strerror(r->err));
+			  (r->err_off - p->in_base) / p->bs, pdd_strerror(r->err));
 		break;
 	case PDD_OP_WRITE:
 		pdd_error("error writing '%s' at block %" PRIu64 ": %s", c->out->name,
-			  r->err_off / p->bs, pdd_strerror(r->err));
+			  (r->err_off - p->out_base) / p->bs, pdd_strerror(r->err));
 		break;
 	case PDD_OP_FLUSH:
 		pdd_error("error flushing '%s': %s", c->out->name, pdd_strerror(r->err));
+		break;
+	case PDD_OP_CLOSE:
+		pdd_error("error closing '%s': %s", c->out->name, pdd_strerror(r->err));
 		break;
 	case PDD_OP_MAP:
 		/* a failed save said why; memory is the only other cause */
@@ -815,7 +866,7 @@ static void report_error(const struct core *c)
 			  "since it was last saved", c->map->path);
 		return;
 	}
-	if (r->err_op == PDD_OP_FLUSH) {
+	if (r->err_op == PDD_OP_FLUSH || r->err_op == PDD_OP_CLOSE) {
 		pdd_error("the %" PRIu64 " bytes written may not be on stable storage",
 			  r->out_bytes);
 		return;
@@ -830,7 +881,8 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 	     struct pdd_dev *out, const struct pdd_opts *o,
 	     struct pdd_map *map, struct pdd_result *r)
 {
-	struct core c = { .p = p, .o = o, .in = in, .out = out, .r = r, .map = map };
+	struct core c = { .p = p, .o = o, .in = in, .out = out, .r = r, .map = map,
+			  .part_idx = UINT64_MAX };
 	struct rusage ru0, ru1;
 	int err;
 
@@ -849,6 +901,7 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 	r->recovered = c.eng.recovered;
 	if (err && !r->err)
 		fail(&c, c.seq.next_write, PDD_OP_NONE, 0, 0, err);
+	partial_done(&c);
 	if (map)		/* flushes the output first */
 		save_map(&c, !r->err && !r->signal);
 	else if (o->sync && r->out_bytes) {
@@ -864,6 +917,13 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 	r->user_secs = tv_secs(ru1.ru_utime) - tv_secs(ru0.ru_utime);
 	r->sys_secs = tv_secs(ru1.ru_stime) - tv_secs(ru0.ru_stime);
 	teardown(&c);
+	/* a file system may report a failed write-back only at close (NFS,
+	 * FUSE): the output's descriptors are closed here, and checked */
+	err = pdd_dev_close(out);
+	if (err && !r->err) {
+		r->err = err;
+		r->err_op = PDD_OP_CLOSE;
+	}
 	if (r->bad_blocks)
 		pdd_error("%" PRIu64 " unreadable block%s of %u bytes written as zeros, LBA %" PRIu64
 			  " to %" PRIu64, r->bad_blocks, r->bad_blocks == 1 ? "" : "s",

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * One side of a copy: open it, find out what it is (block device, file,
- * FIFO, /dev/null, /dev/zero, sg or raw device) and measure it: logical
- * and physical block size, size in whole logical blocks, the largest
- * request and the alignment direct I/O needs.  A missing output file is
- * only created once the plan has passed (pdd_dev_create), so a refused
- * command leaves nothing behind.
+ * One side of a copy, once open (open.c): find out what it is (block
+ * device, file, FIFO, /dev/null, /dev/zero, sg or raw device) and measure
+ * it: logical and physical block size, size in whole logical blocks, the
+ * largest request and the alignment direct I/O needs, and who it is.
+ * Also the few things done to a side by kind: winding a stream past
+ * skip=, flushing, and choosing the descriptor for a piece.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -53,7 +53,7 @@ const char *pdd_kind_word(enum pdd_kind k)
 	return kinds[k].word;
 }
 
-static enum pdd_kind classify(const struct stat *st)
+enum pdd_kind pdd_dev_classify(const struct stat *st)
 {
 	if (S_ISREG(st->st_mode))
 		return PDD_KIND_FILE;
@@ -237,7 +237,7 @@ static int measure_sg(struct pdd_dev *d)
 
 /* What a file system asks of direct I/O on this file (statx, Linux 6.1);
  * 512 where it does not say, which every common file system accepts. */
-static void measure_file(struct pdd_dev *d, const struct stat *st)
+void pdd_dev_measure_file(struct pdd_dev *d, const struct stat *st)
 {
 	struct statx sx;
 
@@ -254,18 +254,18 @@ static void measure_file(struct pdd_dev *d, const struct stat *st)
 	}
 }
 
-static int measure(struct pdd_dev *d, const struct stat *st)
+int pdd_dev_measure(struct pdd_dev *d, const struct stat *st)
 {
 	int err;
 
-	d->kind = classify(st);
+	d->kind = pdd_dev_classify(st);
 	d->lbs = d->pbs = d->io_align = d->mem_align = 1;
 	d->seekable = true;
 	switch (d->kind) {
 	case PDD_KIND_BLOCK:
 		return measure_block(d, st);
 	case PDD_KIND_FILE:
-		measure_file(d, st);
+		pdd_dev_measure_file(d, st);
 		return 0;
 	case PDD_KIND_NULL:
 		d->size_known = true;	/* empty to read, bottomless to write */
@@ -286,196 +286,6 @@ static int measure(struct pdd_dev *d, const struct stat *st)
 		d->seekable = false;
 		return 0;
 	}
-}
-
-static bool wants_direct(enum pdd_kind kind, unsigned int flags)
-{
-	if (kind == PDD_KIND_RAW)
-		return true;		/* there is no other way to a raw device */
-	if (kind == PDD_KIND_SG)
-		return false;		/* the sg driver moves the data; see dio= */
-	if (flags & PDD_F_NODIRECT)
-		return false;
-	if (kind == PDD_KIND_BLOCK)
-		return true;
-	return kind == PDD_KIND_FILE && (flags & PDD_F_DIRECT);
-}
-
-static int open_flags(const struct pdd_dev *d)
-{
-	int fl = O_CLOEXEC | (d->output ? O_WRONLY : O_RDONLY);
-
-	if (d->kind == PDD_KIND_SG) {
-		/* commands are written to the device and their results read
-		 * back, on either side; O_EXCL is the driver's exclusive open,
-		 * and O_NONBLOCK makes an open that would wait for someone
-		 * else's exclusive hold fail with EBUSY instead */
-		return O_CLOEXEC | O_RDWR | O_NONBLOCK | ((d->flags & PDD_F_EXCL) ? O_EXCL : 0);
-	}
-
-	if (d->flags & PDD_F_DSYNC)
-		fl |= O_DSYNC;
-	if (d->output && (d->flags & PDD_F_APPEND))
-		fl |= O_APPEND;
-	/* on a block device O_EXCL is an exclusive claim: it fails when the
-	 * device is mounted or held.  A block-device output makes it by
-	 * default (guard.c names the holder when it fails); oflag=force
-	 * leaves it to oflag=excl */
-	if ((d->flags & PDD_F_EXCL) && (d->kind == PDD_KIND_BLOCK || d->kind == PDD_KIND_RAW))
-		fl |= O_EXCL;
-	if (d->output && d->kind == PDD_KIND_BLOCK && !(d->flags & PDD_F_FORCE))
-		fl |= O_EXCL;
-	return fl;
-}
-
-/* Open path (again) as this side needs it: a direct descriptor and, for
- * pieces direct I/O cannot take, a buffered one. */
-static int open_fds(struct pdd_dev *d, const char *path, int extra)
-{
-	int fl = open_flags(d) | extra;
-
-	d->fd = open(path, fl | (d->direct ? O_DIRECT : 0), 0666);
-	if (d->fd < 0)
-		return -errno;
-	d->own_fd = true;
-	d->fd_buf = d->fd;
-	if (d->direct) {
-		/* no O_EXCL and no O_CREAT: the first open made and claimed it */
-		d->fd_buf = open(path, fl & ~(O_EXCL | O_CREAT | O_TRUNC), 0);
-		if (d->fd_buf < 0) {
-			int err = -errno;
-
-			close(d->fd);
-			d->fd = -1;
-			return err;
-		}
-	}
-	return 0;
-}
-
-static const char *verb(const struct pdd_dev *d)
-{
-	return d->output ? "writing" : "reading";
-}
-
-int pdd_dev_open(struct pdd_dev *d, const char *path, bool output,
-		 unsigned int flags)
-{
-	bool std = !path || !strcmp(path, "-");
-	struct stat st;
-	char procpath[32];
-	int err;
-
-	memset(d, 0, sizeof(*d));
-	d->fd = d->fd_buf = -1;
-	d->output = output;
-	d->flags = flags;
-	d->path = std ? "-" : path;
-	d->name = std ? (output ? "standard output" : "standard input") : path;
-
-	if (output && !std && !strcmp(path, ".")) {
-		d->kind = PDD_KIND_NULL;
-		d->lbs = d->pbs = d->io_align = d->mem_align = 1;
-		d->seekable = d->size_known = true;
-		return 0;
-	}
-
-	if (std) {
-		d->fd = d->fd_buf = output ? STDOUT_FILENO : STDIN_FILENO;
-		if (fstat(d->fd, &st) < 0)
-			goto fail;
-		d->kind = classify(&st);
-		d->direct = wants_direct(d->kind, flags);
-		if (d->direct || (output && (flags & PDD_F_APPEND))) {
-			/* a fresh open of the same file, so that the flags we
-			 * set are ours and not the shell's */
-			snprintf(procpath, sizeof(procpath), "/proc/self/fd/%d", d->fd);
-			err = open_fds(d, procpath, 0);
-			if (err) {
-				errno = -err;
-				goto fail;
-			}
-		}
-	} else {
-		if (stat(path, &st) < 0) {
-			if (errno == ENOENT && output && !(flags & PDD_F_NOCREAT)) {
-				/* created after the plan passes */
-				d->missing = true;
-				d->kind = PDD_KIND_FILE;
-				d->direct = wants_direct(d->kind, flags);
-				d->stream = (flags & PDD_F_APPEND) != 0;
-				measure_file(d, &(struct stat){ .st_blksize = 4096 });
-				d->seekable = true;
-				return 0;
-			}
-			goto fail;
-		}
-		if (output && S_ISREG(st.st_mode) && (flags & PDD_F_EXCL)) {
-			errno = EEXIST;
-			goto fail;
-		}
-		if (S_ISDIR(st.st_mode)) {
-			errno = EISDIR;
-			goto fail;
-		}
-		d->kind = classify(&st);
-		d->direct = wants_direct(d->kind, flags);
-		err = open_fds(d, path, 0);
-		if (err) {
-			errno = -err;
-			goto fail;
-		}
-	}
-	if (fstat(d->fd, &st) < 0)
-		goto fail;
-	err = measure(d, &st);
-	if (err == -ENOTSUP || pdd_err_is_scsi(err)) {
-		pdd_dev_close(d);	/* measure() said why */
-		return err;
-	}
-	if (err) {
-		errno = -err;
-		goto fail;
-	}
-	if ((flags & PDD_F_DIRECT) && !d->direct)
-		pdd_info(1, "'%s' is a %s: direct I/O does not apply", d->name,
-			 pdd_kind_name(d->kind));
-	if ((flags & PDD_F_NODIRECT) && d->kind == PDD_KIND_RAW)
-		pdd_info(1, "'%s' is a raw device, which is always direct", d->name);
-	if ((flags & (PDD_F_FUA | PDD_F_DPO)) && d->kind != PDD_KIND_SG)
-		pdd_info(1, "'%s' is a %s: fua and dpo apply to sg devices only", d->name,
-			 pdd_kind_name(d->kind));
-	d->stream = !d->seekable || (output && (flags & PDD_F_APPEND));
-	return 0;
-fail:
-	err = -errno;
-	pdd_error("cannot open '%s' for %s: %s", d->name, verb(d), strerror(errno));
-	pdd_dev_close(d);
-	return err;
-}
-
-/* Make the missing output file, or cut an existing one at trunc_to when
- * oflag=trunc asked for it. */
-int pdd_dev_create(struct pdd_dev *d, uint64_t trunc_to)
-{
-	int err;
-
-	if (d->missing) {
-		err = open_fds(d, d->path, O_CREAT | ((d->flags & PDD_F_EXCL) ? O_EXCL : 0));
-		if (err) {
-			pdd_error("cannot create '%s': %s", d->name, strerror(-err));
-			return err;
-		}
-		d->missing = false;
-		measure_file(d, &(struct stat){ .st_blksize = 4096 });
-	}
-	if ((d->flags & PDD_F_TRUNC) && d->kind == PDD_KIND_FILE &&
-	    ftruncate(d->fd, (off_t)trunc_to) < 0) {
-		err = -errno;
-		pdd_error("cannot truncate '%s': %s", d->name, strerror(errno));
-		return err;
-	}
-	return 0;
 }
 
 /* skip= on a stream: read and throw away. */
@@ -529,16 +339,4 @@ int pdd_dev_pick_fd(const struct pdd_dev *d, uint64_t off, size_t len,
 	    (uintptr_t)buf % d->mem_align)
 		return d->fd_buf;
 	return d->fd;
-}
-
-void pdd_dev_close(struct pdd_dev *d)
-{
-	if (d->own_fd) {
-		if (d->fd_buf >= 0 && d->fd_buf != d->fd)
-			close(d->fd_buf);
-		if (d->fd >= 0)
-			close(d->fd);
-	}
-	d->fd = d->fd_buf = -1;
-	d->own_fd = false;
 }

@@ -101,6 +101,8 @@ static const char *op_word(enum pdd_op op)
 		return "flush";
 	case PDD_OP_MAP:
 		return "map";
+	case PDD_OP_CLOSE:
+		return "close";
 	default:
 		return "copy";
 	}

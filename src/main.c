@@ -117,10 +117,11 @@ static void dry_run(const struct pdd_opts *o, const struct pdd_plan *p,
 }
 
 /*
- * The copy itself: make the output, wind a stream input past skip=, copy,
- * report, say how to resume (*resume, malloc'd, for the JSON too), and
- * compare the ranges when verify=1 asks and the copy finished.  Returns
- * the exit status; *copied says whether r describes a copy.
+ * The copy itself: wind a stream input past skip=, copy (the copy makes
+ * the output once its memory is in hand), report, say how to resume
+ * (*resume, malloc'd, for the JSON too), and compare the ranges when
+ * verify=1 asks and the copy finished.  Returns the exit status; *copied
+ * says whether r describes a copy.
  */
 static int copy(int argc, char **argv, const struct pdd_opts *o,
 		struct pdd_plan *p, struct pdd_dev *in, struct pdd_dev *out,
@@ -129,10 +130,8 @@ static int copy(int argc, char **argv, const struct pdd_opts *o,
 {
 	char line[PATH_MAX + 160];
 	const char *stream;
-	int err = pdd_dev_create(out, p->out_off);
+	int err;
 
-	if (err)
-		return pdd_exit_os(err);
 	if (in->stream && p->in_off) {
 		err = pdd_dev_skip_stream(in, p->in_off);
 		if (err == -ENODATA) {
@@ -144,9 +143,14 @@ static int copy(int argc, char **argv, const struct pdd_opts *o,
 			return pdd_exit_status(r);
 		}
 	}
-	if (pdd_copy(p, in, out, o, m, r))
-		return PDD_EXIT_OTHER;
+	err = pdd_copy(p, in, out, o, m, r);
+	if (err)	/* out of memory, or the output or engine would not open */
+		return err == -ENOMEM ? PDD_EXIT_OTHER : pdd_exit_os(err);
 	*copied = true;
+	/* as dd, a redirected standard input or output is left just past
+	 * what was copied, for the next command of the shell's */
+	pdd_dev_leave(in, p->in_off + r->done);
+	pdd_dev_leave(out, p->out_off + r->done);
 	pdd_report(o, p, r);
 	if (m && pdd_map_bytes(m, p->in_off, p->in_off + p->total, PDD_MAP_DONE) < p->total) {
 		describe_map(line, sizeof(line), m, p);

@@ -101,6 +101,11 @@ static int check_alignment(const struct pdd_dev *d, const char *op,
 
 	if (!aligned_direct(d))
 		return 0;
+	if (d->base % lbs) {	/* standard input or output left mid-block */
+		pdd_error("'%s' starts at byte %" PRIu64 ", which is not a multiple of its logical block size %" PRIu64,
+			  d->name, d->base, lbs);
+		return -EINVAL;
+	}
 	if ((blocks * p->bs) % lbs) {
 		pdd_error("%s=%" PRIu64 ": offset %" PRIu64 " of '%s' is not a multiple of its logical block size %" PRIu64
 			  "; with bs=%" PRIu64 " %s= must be a multiple of %" PRIu64,
@@ -231,11 +236,16 @@ int pdd_plan_make(const struct pdd_opts *o, const struct pdd_dev *in,
 			  p->bs, p->bpt, PDD_MAX_XFER);
 		return -EINVAL;
 	}
-	if (__builtin_mul_overflow(o->skip, p->bs, &p->in_off) || p->in_off > INT64_MAX) {
+	/* a standard input or output counts from where it was left */
+	p->in_base = in->base;
+	p->out_base = out->base;
+	if (__builtin_mul_overflow(o->skip, p->bs, &p->in_off) ||
+	    __builtin_add_overflow(p->in_off, p->in_base, &p->in_off) || p->in_off > INT64_MAX) {
 		pdd_error("skip=%" PRIu64 ": offset too large", o->skip);
 		return -EINVAL;
 	}
-	if (__builtin_mul_overflow(o->seek, p->bs, &p->out_off) || p->out_off > INT64_MAX) {
+	if (__builtin_mul_overflow(o->seek, p->bs, &p->out_off) ||
+	    __builtin_add_overflow(p->out_off, p->out_base, &p->out_off) || p->out_off > INT64_MAX) {
 		pdd_error("seek=%" PRIu64 ": offset too large", o->seek);
 		return -EINVAL;
 	}
@@ -277,6 +287,14 @@ int pdd_plan_make(const struct pdd_opts *o, const struct pdd_dev *in,
 		p->buf_align = in->mem_align;
 	if (out->mem_align > p->buf_align)
 		p->buf_align = out->mem_align;
+	/* never more memory than the copy has bytes (a 1 MB file with
+	 * bs=1G needs 1 MB), whole aligned units for direct I/O */
+	p->buf_len = p->xfer;
+	if (p->total != PDD_UNTIL_EOF && p->total < p->xfer)
+		p->buf_len = p->total ? (size_t)((p->total + p->buf_align - 1) /
+						  p->buf_align * p->buf_align) : p->buf_align;
+	if (p->buf_len > p->xfer)
+		p->buf_len = p->xfer;
 	return 0;
 }
 
@@ -310,19 +328,22 @@ static void print_side(FILE *f, const char *label, const struct pdd_dev *d)
 			d->serial[0] ? d->serial : "unknown");
 	if (d->backing[0])
 		fprintf(f, "          loop device over '%s'\n", d->backing);
+	if (d->base)
+		fprintf(f, "          left at byte %" PRIu64 " by the shell: blocks count from there\n",
+			d->base);
 }
 
 /* One side's part of the range: blocks of bs and bytes, both inclusive. */
-static void print_range(FILE *f, const char *label, uint64_t off,
+static void print_range(FILE *f, const char *label, uint64_t off, uint64_t base,
 			const struct pdd_plan *p)
 {
 	fprintf(f, "          %-6s from block %" PRIu64 " (byte %" PRIu64 ")", label,
-		off / p->bs, off);
+		(off - base) / p->bs, off);
 	if (p->total == PDD_UNTIL_EOF)
 		fputs(" to the end of the input\n", f);
 	else
 		fprintf(f, " to block %" PRIu64 " (byte %" PRIu64 ")\n",
-			(off + p->total - 1) / p->bs, off + p->total - 1);
+			(off - base + p->total - 1) / p->bs, off + p->total - 1);
 }
 
 void pdd_plan_print(FILE *f, const struct pdd_plan *p,
@@ -339,8 +360,8 @@ void pdd_plan_print(FILE *f, const struct pdd_plan *p,
 		fprintf(f, "  copy    %" PRIu64 " bytes, %" PRIu64 "+%d blocks of bs=%" PRIu64 "\n",
 			p->total, p->total / p->bs, p->total % p->bs != 0, p->bs);
 	if (p->total) {
-		print_range(f, "input", p->in_off, p);
-		print_range(f, "output", p->out_off, p);
+		print_range(f, "input", p->in_off, p->in_base, p);
+		print_range(f, "output", p->out_off, p->out_base, p);
 	}
 	fprintf(f, "  using   engine=%s, %zu bytes per transfer (bpt=%" PRIu64
 		"), qd=%u, %u thread%s\n",

@@ -248,7 +248,7 @@ char *pdd_resume_command(int argc, char **argv, const struct pdd_plan *p,
 		mapped |= is_operand(argv[i], "map");
 	if (!r->err && !r->signal)
 		return NULL;
-	if (!mapped && (r->err_op == PDD_OP_FLUSH ||
+	if (!mapped && (r->err_op == PDD_OP_FLUSH || r->err_op == PDD_OP_CLOSE ||
 			(p->total != PDD_UNTIL_EOF && done >= p->total)))
 		return NULL;
 	if (in->stream || out->stream) {
@@ -270,7 +270,8 @@ char *pdd_resume_command(int argc, char **argv, const struct pdd_plan *p,
 	}
 	if (!mapped) {
 		fprintf(f, " bs=%" PRIu64 " skip=%" PRIu64 " seek=%" PRIu64, p->bs,
-			(p->in_off + done) / p->bs, (p->out_off + done) / p->bs);
+			(p->in_off - p->in_base + done) / p->bs,
+			(p->out_off - p->out_base + done) / p->bs);
 		if (p->total != PDD_UNTIL_EOF)
 			fprintf(f, " count=%" PRIu64, (p->total - done + p->bs - 1) / p->bs);
 	}

@@ -129,7 +129,7 @@ int pdd_verify_check(const struct pdd_opts *o, const struct pdd_dev *in,
  * descriptor is kept beside a direct one for pieces direct I/O cannot
  * take, as the copy does.
  */
-static int open_side(struct pdd_dev *v, const struct pdd_dev *d)
+static int open_side(struct pdd_dev *v, const struct pdd_dev *d, int std_fd)
 {
 	bool want = d->kind == PDD_KIND_BLOCK || d->kind == PDD_KIND_RAW ||
 		    d->kind == PDD_KIND_FILE;
@@ -144,8 +144,9 @@ static int open_side(struct pdd_dev *v, const struct pdd_dev *d)
 	v->own_fd = true;
 	v->fd = v->fd_buf = -1;
 	if (!strcmp(path, "-")) {
-		/* standard input or output redirected from or to a file */
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", d->fd);
+		/* standard input or output redirected from or to a file (the
+		 * shell's descriptor: the copy has closed its own by now) */
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", std_fd);
 		path = proc;
 	}
 	if (want) {
@@ -338,14 +339,14 @@ static int setup(struct verifier *v)
 	v->idle = calloc(v->nslots, sizeof(*v->idle));
 	v->bufs = calloc(nbufs, sizeof(*v->bufs));
 	for (unsigned int i = 0; !err && v->bufs && i < nbufs; i++) {
-		err = -posix_memalign(&v->bufs[i], p->buf_align, p->xfer);
+		err = -posix_memalign(&v->bufs[i], p->buf_align, p->buf_len);
 		/* io_uring fills them behind valgrind's back; zeros once keep
 		 * memcmp() on them clean under memcheck */
 		if (!err)
-			memset(v->bufs[i], 0, p->xfer);
+			memset(v->bufs[i], 0, p->buf_len);
 	}
 	if (err || !v->slots || !v->idle || !v->bufs) {
-		pdd_error("cannot allocate %u buffers of %zu bytes: %s", nbufs, p->xfer,
+		pdd_error("cannot allocate %u buffers of %zu bytes: %s", nbufs, p->buf_len,
 			  strerror(ENOMEM));
 		return -ENOMEM;
 	}
@@ -360,7 +361,7 @@ static int setup(struct verifier *v)
 	pdd_signals_block(true, &old);
 	err = pdd_engine_start(&v->eng, p->ops, &(struct pdd_engine){
 		.threads = p->threads, .depth = nbufs, .in = &v->side[IN],
-		.out = &v->side[OUT], .bufs = v->bufs, .nbufs = nbufs, .buf_len = p->xfer });
+		.out = &v->side[OUT], .bufs = v->bufs, .nbufs = nbufs, .buf_len = p->buf_len });
 	pdd_signals_block(false, &old);
 	if (err) {
 		v->eng.ops = NULL;
@@ -456,9 +457,9 @@ int pdd_verify(const struct pdd_plan *p, const struct pdd_dev *in,
 	r->verified = false;
 	r->verify_blocks = r->verify_diff = r->verify_first = 0;
 
-	err = open_side(&v.side[IN], in);
+	err = open_side(&v.side[IN], in, STDIN_FILENO);
 	if (!err)
-		err = open_side(&v.side[OUT], out);
+		err = open_side(&v.side[OUT], out, STDOUT_FILENO);
 	if (!err)
 		err = setup(&v);
 	if (err) {

@@ -42,4 +42,18 @@ expect_err "pdd: error writing '$SMALL' at block 8192: No space left on device"
 expect_err "pdd: 4194304 bytes are copied: input below block 8192 is in output below block 8192"
 expect_err "8192+0 records out"
 "$STAMP" check "$SMALL" 0 $((4 * MiB)) 1 0 || fail "data before the end of the device"
+
+# seek= to the last block and count=2: the block that fits is written,
+# and counted as written, as GNU dd counts it; a rerun of the resume
+# command would start after it
+run_pdd if="$BIG" of="$SMALL" seek=8191 count=2
+expect_rc 15
+expect_err "pdd: error writing '$SMALL' at block 8192: No space left on device"
+expect_err "pdd: 512 bytes are copied: input below block 1 is in output below block 8192"
+expect_err "2+0 records in"
+expect_err "1+0 records out"
+expect_err "pdd: to resume: pdd if=$BIG of=$SMALL${PDD_ENGINE:+ engine=$PDD_ENGINE} bs=512 skip=1 seek=8192 count=1"
+"$STAMP" check "$SMALL" $((8191 * 512)) 512 1 0 || fail "the last block is not the input's first"
+dd if="$BIG" of="$SMALL" bs=512 seek=8191 count=2 oflag=direct 2>"$T/dd.err" && fail "GNU dd did not fail"
+grep -qxF "1+0 records out" "$T/dd.err" || { cat "$T/dd.err"; fail "GNU dd counts otherwise"; }
 echo "too-small destinations refused"
