@@ -291,6 +291,7 @@ struct pdd_json {
 	int status;			/* the exit status */
 };
 void pdd_report_json(FILE *f, const struct pdd_json *j);
+void pdd_json_str(FILE *f, const char *s);
 extern int pdd_msg_columns;
 unsigned int pdd_msg_terminal(void);
 void pdd_msg_progress(const char *line, bool in_place);
