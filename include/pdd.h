@@ -276,6 +276,8 @@ void pdd_usage_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 const char *pdd_strerror(int err);
 const char *pdd_first_error(void);
+void pdd_stdout_open(void);
+int pdd_stdout_close(int status, bool data);
 
 /* json.c: what status=json reports; NULL for a stage not reached */
 struct pdd_json {

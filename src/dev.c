@@ -364,7 +364,7 @@ int pdd_dev_open(struct pdd_dev *d, const char *path, bool output,
 	bool std = !path || !strcmp(path, "-");
 	struct stat st;
 	char procpath[32];
-	int err;
+	int err, acc;
 
 	memset(d, 0, sizeof(*d));
 	d->fd = d->fd_buf = -1;
@@ -384,6 +384,15 @@ int pdd_dev_open(struct pdd_dev *d, const char *path, bool output,
 		d->fd = d->fd_buf = output ? STDOUT_FILENO : STDIN_FILENO;
 		if (fstat(d->fd, &st) < 0)
 			goto fail;
+		/* open the other way round (1</dev/null, or the descriptor
+		 * msg.c holds for a closed one): /dev/null would pass for a
+		 * discarding output, and the copy would fail only at its
+		 * first write */
+		acc = fcntl(d->fd, F_GETFL);
+		if (acc >= 0 && (acc & O_ACCMODE) == (output ? O_RDONLY : O_WRONLY)) {
+			errno = EBADF;
+			goto fail;
+		}
 		d->kind = classify(&st);
 		d->direct = wants_direct(d->kind, flags);
 		if (d->direct || (output && (flags & PDD_F_APPEND))) {

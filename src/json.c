@@ -319,6 +319,7 @@ void pdd_report_json(FILE *f, const struct pdd_json *j)
 	pdd_json_str(f, j->resume);
 	key(f, 1, &first, "exit_status");
 	fprintf(f, "%d", j->status);
+	/* not flushed here: main's pdd_stdout_close() does, and a failed
+	 * flush here would leave it no errno to report */
 	fputs("\n}\n", f);
-	fflush(f);
 }
