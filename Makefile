@@ -50,7 +50,7 @@ SRCS = src/main.c src/args.c src/dev.c src/open.c src/plan.c src/copy.c src/seq.
 LIB_SRCS = $(filter-out src/main.c,$(SRCS))
 HDRS = $(wildcard include/*.h)
 
-UNIT_TESTS = args plan seq stats progress map guard $(if $(SCSI_SRCS),scsi)
+UNIT_TESTS = args plan seq stats json progress map guard $(if $(SCSI_SRCS),scsi)
 TOOLS = tests/tools/stamp tests/tools/noring tests/sgdouble/libsgdouble.so
 TOOLS += $(if $(shell pkg-config --exists fuse3 2>/dev/null && echo y),tests/faultfs/faultfs)
 

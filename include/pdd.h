@@ -295,6 +295,8 @@ void pdd_usage_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 const char *pdd_strerror(int err);
 const char *pdd_first_error(void);
+void pdd_stdout_open(void);
+int pdd_stdout_close(int status, bool data);
 
 /* json.c: what status=json reports; NULL for a stage not reached */
 struct pdd_json {
@@ -310,6 +312,7 @@ struct pdd_json {
 	int status;			/* the exit status */
 };
 void pdd_report_json(FILE *f, const struct pdd_json *j);
+void pdd_json_str(FILE *f, const char *s);
 extern int pdd_msg_columns;
 unsigned int pdd_msg_terminal(void);
 void pdd_msg_progress(const char *line, bool in_place);

@@ -16,22 +16,71 @@
 #include "map.h"
 #include "pdd.h"
 
-static void str(FILE *f, const char *s)
+/*
+ * The length of the valid UTF-8 sequence at p (RFC 3629), or 0 when the
+ * byte at p does not start one: no overlong forms, no UTF-16 surrogates
+ * (ED A0..BF), nothing above U+10FFFF, no sequence cut short.
+ */
+static int utf8_len(const unsigned char *p)
 {
+	unsigned char lo = 0x80, hi = 0xbf;	/* the second byte's range */
+	int n;
+
+	if (*p < 0x80)
+		return 1;
+	if (*p >= 0xc2 && *p <= 0xdf)
+		n = 2;
+	else if (*p >= 0xe0 && *p <= 0xef)
+		n = 3;
+	else if (*p >= 0xf0 && *p <= 0xf4)
+		n = 4;
+	else
+		return 0;	/* a continuation byte, C0, C1 or F5..FF */
+	if (*p == 0xe0)
+		lo = 0xa0;	/* below it, overlong */
+	else if (*p == 0xed)
+		hi = 0x9f;	/* above it, a surrogate */
+	else if (*p == 0xf0)
+		lo = 0x90;	/* below it, overlong */
+	else if (*p == 0xf4)
+		hi = 0x8f;	/* above it, past U+10FFFF */
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (int i = 2; i < n; i++)	/* a NUL ends the loop here too */
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/*
+ * A JSON string.  Paths and operands are bytes, not always UTF-8, and the
+ * report must stay valid JSON and lose nothing: valid UTF-8 is copied as
+ * it is, and every other byte is written as the lone surrogate \udcXX, as
+ * Python's surrogateescape (PEP 383) decodes it, so that os.fsencode()
+ * gives the bytes back.
+ */
+void pdd_json_str(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	int n;
+
 	if (!s) {
 		fputs("null", f);
 		return;
 	}
 	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
+	for (; *p; p += n ? n : 1) {
+		n = utf8_len(p);
+		if (!n)
+			fprintf(f, "\\udc%02x", *p);
+		else if (*p == '"' || *p == '\\')
 			fprintf(f, "\\%c", *p);
 		else if (*p == '\n')
 			fputs("\\n", f);
 		else if (*p < 0x20 || *p == 0x7f)
 			fprintf(f, "\\u%04x", *p);
 		else
-			fputc(*p, f);
+			fwrite(p, 1, (size_t)n, f);
 	}
 	fputc('"', f);
 }
@@ -62,9 +111,9 @@ static void side(FILE *f, const struct pdd_dev *d)
 	}
 	fputc('{', f);
 	key(f, 2, &first, "path");
-	str(f, d->path);
+	pdd_json_str(f, d->path);
 	key(f, 2, &first, "kind");
-	str(f, pdd_kind_word(d->kind));
+	pdd_json_str(f, pdd_kind_word(d->kind));
 	key(f, 2, &first, "size");
 	if (d->size_known && !d->missing && d->kind != PDD_KIND_NULL)
 		fprintf(f, "%" PRIu64, d->size);
@@ -77,11 +126,11 @@ static void side(FILE *f, const struct pdd_dev *d)
 	key(f, 2, &first, "direct");
 	fputs(d->direct ? "true" : "false", f);
 	key(f, 2, &first, "model");
-	str(f, d->model[0] ? d->model : NULL);
+	pdd_json_str(f, d->model[0] ? d->model : NULL);
 	key(f, 2, &first, "serial");
-	str(f, d->serial[0] ? d->serial : NULL);
+	pdd_json_str(f, d->serial[0] ? d->serial : NULL);
 	key(f, 2, &first, "backing_file");
-	str(f, d->backing[0] ? d->backing : NULL);
+	pdd_json_str(f, d->backing[0] ? d->backing : NULL);
 	fprintf(f, "\n  }");
 }
 
@@ -117,7 +166,7 @@ static void error(FILE *f, const struct pdd_json *j)
 	if (!r || !r->err) {
 		if (j->message) {	/* stopped before the copy: the reason */
 			fputs("{ \"op\": \"start\", \"block\": null, \"message\": ", f);
-			str(f, j->message);
+			pdd_json_str(f, j->message);
 			fputs(" }", f);
 		} else {
 			fputs("null", f);
@@ -126,7 +175,7 @@ static void error(FILE *f, const struct pdd_json *j)
 	}
 	fputc('{', f);
 	key(f, 2, &first, "op");
-	str(f, op_word(r->err_op));
+	pdd_json_str(f, op_word(r->err_op));
 	key(f, 2, &first, "block");
 	if (r->err_op == PDD_OP_READ || r->err_op == PDD_OP_WRITE)
 		fprintf(f, "%" PRIu64, r->err_off / j->p->bs);
@@ -138,7 +187,7 @@ static void error(FILE *f, const struct pdd_json *j)
 	else
 		fputs("null", f);
 	key(f, 2, &first, "message");
-	str(f, pdd_strerror(r->err));
+	pdd_json_str(f, pdd_strerror(r->err));
 	fprintf(f, "\n  }");
 }
 
@@ -175,7 +224,7 @@ static void map(FILE *f, const struct pdd_json *j)
 	badb = pdd_map_bytes(j->map, s, e, PDD_MAP_BAD);
 	fputc('{', f);
 	key(f, 2, &first, "path");
-	str(f, j->map->path);
+	pdd_json_str(f, j->map->path);
 	key(f, 2, &first, "finished");
 	fprintf(f, "%" PRIu64, done);
 	key(f, 2, &first, "bad");
@@ -216,12 +265,12 @@ void pdd_report_json(FILE *f, const struct pdd_json *j)
 
 	fputc('{', f);
 	key(f, 1, &first, "pdd");
-	str(f, PDD_VERSION);
+	pdd_json_str(f, PDD_VERSION);
 	key(f, 1, &first, "operands");
 	fputc('[', f);
 	for (int i = 1; i < j->argc; i++) {
 		fputs(i > 1 ? ", " : "", f);
-		str(f, j->argv[i]);
+		pdd_json_str(f, j->argv[i]);
 	}
 	fputc(']', f);
 	key(f, 1, &first, "dry_run");
@@ -233,7 +282,7 @@ void pdd_report_json(FILE *f, const struct pdd_json *j)
 	key(f, 1, &first, "bs");
 	p ? fprintf(f, "%" PRIu64, p->bs) : fputs("null", f);
 	key(f, 1, &first, "engine");
-	str(f, p ? p->ops->name : NULL);
+	pdd_json_str(f, p ? p->ops->name : NULL);
 	key(f, 1, &first, "bytes_in");
 	r ? fprintf(f, "%" PRIu64, r->in_bytes) : fputs("0", f);
 	key(f, 1, &first, "bytes_out");
@@ -269,9 +318,10 @@ void pdd_report_json(FILE *f, const struct pdd_json *j)
 	key(f, 1, &first, "verify");
 	verify(f, r);
 	key(f, 1, &first, "resume");
-	str(f, j->resume);
+	pdd_json_str(f, j->resume);
 	key(f, 1, &first, "exit_status");
 	fprintf(f, "%d", j->status);
+	/* not flushed here: main's pdd_stdout_close() does, and a failed
+	 * flush here would leave it no errno to report */
 	fputs("\n}\n", f);
-	fflush(f);
 }

@@ -183,18 +183,19 @@ int main(int argc, char **argv)
 	bool copied = false;
 	int status, err;
 
+	pdd_stdout_open();	/* before anything is opened */
 	if (pdd_parse_args(argc, argv, &o))
 		return PDD_EXIT_SYNTAX;
 	if (o.help) {
 		pdd_usage(stdout);
-		return PDD_EXIT_OK;
+		return pdd_stdout_close(PDD_EXIT_OK, false);
 	}
 	if (o.version) {
 		char names[128];
 
 		pdd_engine_names(names, sizeof(names));
 		printf("pdd %s\nengines: %s\n", PDD_VERSION, names);
-		return PDD_EXIT_OK;
+		return pdd_stdout_close(PDD_EXIT_OK, false);
 	}
 	pdd_verbose = o.verbose;
 	pdd_signals_install();	/* a signal from here on stops the copy cleanly */
@@ -252,5 +253,6 @@ out:
 	free(cmdline);
 	pdd_dev_close(&in);
 	pdd_dev_close(&out);
-	return status;
+	/* of= on standard output: the copy's data went there, not stdio's */
+	return pdd_stdout_close(status, !o.out_path || !strcmp(o.out_path, "-"));
 }

@@ -5,15 +5,20 @@
  * Messages follow git's guidelines: lowercase, no full stop, the subject
  * quoted.  The progress line (progress.c) is printed here too: on a
  * terminal it stays open, and any message ends it first so that no
- * message is appended to it.
+ * message is appended to it.  The end of standard output is checked
+ * here too, as a write error is one more diagnostic.
  */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
-
+#include <stdio_ext.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "exitcodes.h"
 #include "pdd.h"
 #include "scsi.h"
 
@@ -143,4 +148,101 @@ const char *pdd_strerror(int err)
 	if (pdd_err_is_scsi(err))
 		return pdd_scsi_strerror(err, buf, (int)sizeof(buf));
 	return strerror(err < 0 ? -err : err);
+}
+
+/* The first error writing standard output: stdio forgets it once the
+ * buffer that failed is dropped, and a later flush then succeeds. */
+static int stdout_err;
+
+static ssize_t stdout_write(void *cookie, const char *buf, size_t len)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	(void)cookie;
+	while (done < len) {
+		n = write(STDOUT_FILENO, buf + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			if (!stdout_err)
+				stdout_err = errno;
+			return done ? (ssize_t)done : -1;
+		}
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+static int stdout_close(void *cookie)
+{
+	(void)cookie;
+	if (close(STDOUT_FILENO) < 0) {
+		if (!stdout_err)
+			stdout_err = errno;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Before anything is opened or printed.  Standard output or error that
+ * the shell closed (>&-) is held with /dev/null opened read-only, so that
+ * no file pdd opens takes its number and the JSON or a message is never
+ * written into a copy's output; a write to it still fails with EBADF, as
+ * on the closed descriptor.  Standard input is left as it is: a held one
+ * would read as empty.  stdout becomes a stream that keeps the first
+ * write error for pdd_stdout_close() to name.
+ */
+void pdd_stdout_open(void)
+{
+	static const cookie_io_functions_t io = {
+		.write = stdout_write,
+		.close = stdout_close,
+	};
+	FILE *f;
+
+	for (int fd = STDOUT_FILENO; fd <= STDERR_FILENO; fd++) {
+		int held;
+
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		held = open("/dev/null", O_RDONLY);
+		if (held >= 0 && held != fd) {	/* standard input was closed too */
+			dup2(held, fd);
+			close(held);
+		}
+	}
+	f = fopencookie(NULL, "w", io);
+	if (!f)
+		return;		/* the plain stream, which reports less */
+	if (isatty(STDOUT_FILENO))	/* lines keep their place among messages */
+		setvbuf(f, NULL, _IOLBF, 0);
+	stdout = f;	/* glibc lets a program set it */
+}
+
+/*
+ * At the end, as coreutils' close_stdout: what pdd printed on standard
+ * output (help, version, the dry run's plan, the JSON) is flushed and
+ * checked, so that a full disk or a closed descriptor is not a silent
+ * success.  Returns the status to exit with: a run that failed keeps its
+ * own, one that succeeded becomes a file error.  When standard output is
+ * the copy's output (data), the copy reported its own write errors and
+ * the descriptor is its, so it is flushed here but not closed.
+ */
+int pdd_stdout_close(int status, bool data)
+{
+	bool pending = __fpending(stdout) > 0;
+	int err = 0;
+
+	errno = 0;
+	if (fflush(stdout) == EOF || ferror(stdout))
+		err = stdout_err ? stdout_err : errno ? errno : EIO;
+	/* nothing printed on a closed standard output is no error */
+	if (!data && fclose(stdout) == EOF && !err && (pending || errno != EBADF))
+		err = stdout_err ? stdout_err : errno;
+	if (!err)
+		return status;
+	pdd_error("error writing standard output: %s", strerror(err));
+	return status ? status : PDD_EXIT_FILE_ERROR;
 }

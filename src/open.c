@@ -210,9 +210,18 @@ int pdd_dev_open(struct pdd_dev *d, const char *path, bool output,
 
 	if (std) {
 		int fd = output ? STDOUT_FILENO : STDIN_FILENO;
+		int acc = fcntl(fd, F_GETFL);
 
 		if (fstat(fd, &st) < 0)
 			goto fail;
+		/* open the other way round (1</dev/null, or the descriptor
+		 * msg.c holds for a closed one): /dev/null would pass for a
+		 * discarding output, and the copy would fail only at its
+		 * first write */
+		if (acc >= 0 && (acc & O_ACCMODE) == (output ? O_RDONLY : O_WRONLY)) {
+			errno = EBADF;
+			goto fail;
+		}
 		d->kind = pdd_dev_classify(&st);
 		d->seekable = S_ISREG(st.st_mode) || S_ISBLK(st.st_mode);
 		drop_append(d);
