@@ -34,7 +34,10 @@ struct pdd_extent {
 };
 
 struct pdd_map {
-	const char *path;		/* the file, as given to map= */
+	const char *path;		/* the file, as given to map=: for messages */
+	char *file;			/* the file read and replaced: path with
+					 * its links resolved (pdd_map_check),
+					 * or NULL for path itself; malloc'd */
 	struct pdd_extent *ext;		/* n extents: contiguous, ascending,
 					 * neighbours of one status merged */
 	size_t n, cap;
@@ -45,15 +48,29 @@ struct pdd_map {
 	time_t started;			/* for the header */
 };
 
+struct pdd_dev;
+
 void pdd_map_init(struct pdd_map *m, const char *path);
 void pdd_map_free(struct pdd_map *m);
 
+/* Before anything is read or written: find the file the map is (a link
+ * is followed to its target, which is then read and replaced; a link to
+ * nothing is refused), refuse a map that is not a regular file, a map, or
+ * its PATH.new or PATH.bak, that is the input or the output, and a map
+ * whose directory does not take new files.  Each refusal is reported.
+ * 0; -EINVAL when the map is one of the sides (operands that contradict);
+ * another -errno when the map cannot be used. */
+int pdd_map_check(struct pdd_map *m, const struct pdd_dev *in,
+		  const struct pdd_dev *out);
+
 /* Read a map in ddrescue's format from f; name is for messages
- * ("map 'NAME' line 4: blocks are not contiguous").  0 or -EINVAL. */
+ * ("map 'NAME' line 4: blocks are not contiguous").  0, -EINVAL, or the
+ * -errno of a read that failed (reported too: never taken as the end). */
 int pdd_map_parse(struct pdd_map *m, FILE *f, const char *name);
 
-/* Read m->path.  -ENOENT (quietly) when there is no such file yet, so the
- * map starts empty; any other failure is reported and returned. */
+/* Read the map (m->file, or m->path).  -ENOENT (quietly) when there is
+ * no such file yet, so the map starts empty; any other failure, a read
+ * error too, is reported and returned. */
 int pdd_map_load(struct pdd_map *m);
 
 /* Give [pos, pos+size) the status; extents are split and merged so the
@@ -77,9 +94,9 @@ int pdd_map_todo(const struct pdd_map *m, uint64_t start, uint64_t end,
 /* Write the map in ddrescue's format, the header's current time now. */
 int pdd_map_write(const struct pdd_map *m, FILE *f, time_t now);
 
-/* Replace m->path safely: write PATH.new, fsync it, keep the old map as
- * PATH.bak, rename PATH.new to PATH, fsync the directory.  Failures are
- * reported; 0 or -errno. */
+/* Replace the map (m->file, or m->path) safely: write PATH.new, fsync it,
+ * keep the old map as PATH.bak, rename PATH.new to PATH, fsync the
+ * directory.  Failures are reported under m->path; 0 or -errno. */
 int pdd_map_save(const struct pdd_map *m);
 
 #endif

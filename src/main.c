@@ -219,6 +219,12 @@ int main(int argc, char **argv)
 	if (o.map) {
 		pdd_map_init(&map, o.map);
 		m = &map;
+		/* before the map is read: it could be a device, or a side */
+		err = pdd_map_check(m, &in, &out);
+		if (err) {
+			status = err == -EINVAL ? PDD_EXIT_CONTRADICT : PDD_EXIT_FILE_ERROR;
+			goto out;
+		}
 		map.cmdline = cmdline = join_args(argc, argv);
 		status = load_map(m, &p, &in);
 		if (status)

@@ -3,22 +3,20 @@
  * map=FILE (see include/map.h).  The file is GNU ddrescue's mapfile, read
  * by the rules ddrescue 1.27 reads it with and written the way ddrescue
  * writes it, so a map can go back and forth between pdd, ddrescue and
- * ddrescuelog.  Maps hold few extents, so every change simply rebuilds
- * the array: simple beats clever here.
+ * ddrescuelog.  This file is the extents and the text: parsing, the
+ * bookkeeping of statuses, writing.  Where the map lives on disk (links,
+ * the directory, refusing a map that is the input or the output), and
+ * loading and saving it, is mapfile.c.
  */
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "map.h"
 #include "pdd.h"
@@ -34,12 +32,19 @@ void pdd_map_init(struct pdd_map *m, const char *path)
 	m->started = time(NULL);
 }
 
-void pdd_map_free(struct pdd_map *m)
+static void free_ext(struct pdd_map *m)
 {
 	free(m->ext);
 	m->ext = NULL;
 	m->n = 0;
 	m->cap = 0;
+}
+
+void pdd_map_free(struct pdd_map *m)
+{
+	free_ext(m);
+	free(m->file);
+	m->file = NULL;
 }
 
 static bool block_status(int c)
@@ -176,9 +181,10 @@ static int bad_line(const char *name, unsigned long line, const char *what)
 	return -EINVAL;
 }
 
+/* The extents go, the file the map was found at stays. */
 static void reset(struct pdd_map *m)
 {
-	pdd_map_free(m);
+	free_ext(m);
 	m->cur_pos = 0;
 	m->cur_status = PDD_MAP_UNTRIED;
 	m->pass = 1;
@@ -198,13 +204,18 @@ static int parse_lines(struct pdd_map *m, FILE *f, const char *name)
 	bool have_block = false;
 	int ret = 0;
 
-	while ((len = getline(&buf, &bufsz, f)) >= 0) {
+	/* errno: getline() sets it only when a read or its buffer fails */
+	while ((errno = 0, len = getline(&buf, &bufsz, f)) >= 0) {
 		struct pdd_extent e;
 		const char *s;
 
 		line++;
-		if (len && buf[len - 1] == '\n')
+		if (len && buf[len - 1] == '\n') {
 			buf[--len] = '\0';
+		} else if (ferror(f)) {		/* cut short by a read error */
+			len = -1;
+			break;
+		}
 		if (len > MAP_MAX_LINE) {
 			ret = bad_line(name, line, "line too long");
 			break;
@@ -241,8 +252,16 @@ static int parse_lines(struct pdd_map *m, FILE *f, const char *name)
 		have_block = true;
 		next = e.pos + e.size;
 		ret = push(&m->ext, &m->n, &m->cap, e.pos, e.size, e.status);
-		if (ret)
+		if (ret) {
+			pdd_error("cannot read map '%s': %s", name, strerror(-ret));
 			break;
+		}
+	}
+	/* a failed read (EIO, EISDIR; ENOMEM on a giant line) is not the end:
+	 * what was read so far would pass for the whole map */
+	if (len < 0 && !feof(f)) {
+		ret = errno ? -errno : -EIO;
+		pdd_error("cannot read map '%s': %s", name, strerror(-ret));
 	}
 	free(buf);
 	return ret;
@@ -256,32 +275,6 @@ int pdd_map_parse(struct pdd_map *m, FILE *f, const char *name)
 	ret = parse_lines(m, f, name);
 	if (ret)
 		reset(m);
-	return ret;
-}
-
-int pdd_map_load(struct pdd_map *m)
-{
-	FILE *f = fopen(m->path, "re");
-	int ret;
-
-	if (!f) {
-		int e = errno;
-
-		if (e == ENOENT)
-			return -ENOENT;
-		pdd_error("cannot read map '%s': %s", m->path, strerror(e));
-		return -e;
-	}
-	errno = 0;
-	ret = pdd_map_parse(m, f, m->path);
-	if (!ret && ferror(f)) {
-		int e = errno ? errno : EIO;	/* getline's: EISDIR, EIO... */
-
-		pdd_error("cannot read map '%s': %s", m->path, strerror(e));
-		reset(m);
-		ret = -e;
-	}
-	fclose(f);
 	return ret;
 }
 
@@ -601,117 +594,4 @@ int pdd_map_write(const struct pdd_map *m, FILE *f, time_t now)
 	if (fflush(f) || ferror(f))
 		return -EIO;
 	return 0;
-}
-
-/* Make the renames in the directory durable: without this a crash could
- * bring back the old map, or none. */
-static int sync_dir(const char *path)
-{
-	char *copy = strdup(path);
-	int fd, e = 0;
-
-	if (!copy)
-		return ENOMEM;
-	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		e = errno;
-	} else {
-		/* some file systems cannot sync a directory (EINVAL); the
-		 * rename has happened, which is all that can be had there */
-		if (fsync(fd) && errno != EINVAL)
-			e = errno;
-		close(fd);
-	}
-	free(copy);
-	return e;
-}
-
-/* The new map, complete and on disk, as PATH.new.  0 or an errno;
- * *created says whether PATH.new is there to be removed. */
-static int write_new(const struct pdd_map *m, const char *tmp, bool *created)
-{
-	FILE *f;
-	int fd, e = 0;
-
-	/* a new file of our own: not whatever a link left at that name
-	 * points to */
-	if (unlink(tmp) < 0 && errno != ENOENT)
-		return errno;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return errno;
-	*created = true;
-	f = fdopen(fd, "w");
-	if (!f) {
-		e = errno;
-		close(fd);
-		return e;
-	}
-	/* pdd_map_write() says only EIO; the errno of the failing write
-	 * (ENOSPC, say) tells the user more */
-	errno = 0;
-	if (pdd_map_write(m, f, time(NULL)))
-		e = errno ? errno : EIO;
-	else if (fflush(f))
-		e = errno;
-	else if (fsync(fileno(f)))
-		e = errno;
-	if (fclose(f) && !e)
-		e = errno;
-	return e;
-}
-
-/* Keep the map that is there as PATH.bak.  A hard link leaves PATH in
- * place until the rename replaces it, so there is never a moment without
- * a map; where links are not possible, a rename has to do. */
-static int keep_old(const char *path, const char *bak)
-{
-	struct stat st;
-
-	if (lstat(path, &st))
-		return errno == ENOENT ? 0 : errno;
-	if (unlink(bak) && errno != ENOENT)
-		return errno;
-	if (link(path, bak) && rename(path, bak))
-		return errno;
-	return 0;
-}
-
-int pdd_map_save(const struct pdd_map *m)
-{
-	size_t len = strlen(m->path);
-	char *tmp = malloc(len + 5), *bak = malloc(len + 5);
-	bool created = false;
-	int e;
-
-	if (!tmp || !bak) {
-		e = ENOMEM;
-		goto fail;
-	}
-	snprintf(tmp, len + 5, "%s.new", m->path);
-	snprintf(bak, len + 5, "%s.bak", m->path);
-	e = write_new(m, tmp, &created);
-	if (e)
-		goto fail;
-	e = keep_old(m->path, bak);
-	if (e)
-		goto fail;
-	if (rename(tmp, m->path)) {
-		e = errno;
-		goto fail;
-	}
-	created = false;
-	e = sync_dir(m->path);
-	if (e)
-		goto fail;
-	free(tmp);
-	free(bak);
-	return 0;
-fail:
-	if (created)
-		unlink(tmp);
-	pdd_error("cannot save map '%s': %s", m->path, strerror(e));
-	free(tmp);
-	free(bak);
-	return -e;
 }

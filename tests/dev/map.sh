@@ -6,7 +6,8 @@
 # does not mark finished (the finished part is made unreadable to prove
 # it is not read) and retries the bad blocks; skip/seek/count bound the
 # map's domain; the map is saved safely (the previous one kept as .bak);
-# a map that cannot be saved or read stops pdd with the reason.
+# a map that cannot be read, or could not be saved, stops pdd with the
+# reason before it copies.
 . "$(dirname "$0")/../lib.sh"
 requires_root
 command -v ddrescue >/dev/null || skip "needs GNU ddrescue (package gddrescue)"
@@ -150,10 +151,12 @@ expect_err "pdd: map '$T/broken' line 4: blocks are not contiguous"
 mkdir "$T/mapdir"
 run_pdd if="$T/src" of="$T/o" map="$T/mapdir"
 expect_rc 15
-expect_err "pdd: cannot read map '$T/mapdir': Is a directory"
+expect_err "pdd: map=$T/mapdir: '$(realpath "$T/mapdir")' is a directory, not a regular file"
+# a map that could not be saved is found out before the copy, not after
 run_pdd if="$T/src" of="$T/o" map="$T/nodir/m"
 expect_rc 15
-expect_err "pdd: cannot save map '$T/nodir/m': No such file or directory"
+expect_err "pdd: map=$T/nodir/m: cannot save the map in '$T/nodir': No such file or directory"
+[ ! -e "$T/o" ] || fail "a map in a missing directory still let pdd copy"
 run_pdd if=/dev/zero of="$T/o" map="$T/m5"
 expect_rc 31
 cat "$T/src" | run_pdd if=- of="$T/o" map="$T/m5"

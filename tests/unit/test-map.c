@@ -7,6 +7,7 @@
  * replacement of the file on disk.  A map pdd writes is also handed to the
  * real ddrescuelog when it is installed.
  */
+#define _GNU_SOURCE		/* fopencookie */
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -615,6 +616,57 @@ static void test_refuse_long_line(void **state)
 	free(text);
 }
 
+/* A stream that gives its text, then fails every read with EIO, as a
+ * disk with a bad sector under the map would. */
+struct failing {
+	const char *text;		/* what reads give before failing */
+	size_t off;			/* how much of it they have given */
+};
+
+static ssize_t failing_read(void *cookie, char *buf, size_t size)
+{
+	struct failing *c = cookie;
+	size_t n = strlen(c->text) - c->off;
+
+	if (!n) {
+		errno = EIO;
+		return -1;
+	}
+	if (n > size)
+		n = size;
+	memcpy(buf, c->text + c->off, n);
+	c->off += n;
+	return (ssize_t)n;
+}
+
+/* pdd_map_parse() on a stream that fails after text: the error, never
+ * an empty or partial map. */
+static void check_read_error(const char *text)
+{
+	struct failing c = { text, 0 };
+	FILE *f = fopencookie(&c, "r", (cookie_io_functions_t){ .read = failing_read });
+	struct pdd_map m;
+
+	assert_non_null(f);
+	pdd_map_init(&m, "m");
+	cap_reset();
+	assert_int_equal(pdd_map_parse(&m, f, "m"), -EIO);
+	assert_string_equal(captured(), "pdd: cannot read map 'm': Input/output error\n");
+	assert_int_equal(m.n, 0);
+	assert_null(m.ext);
+	fclose(f);
+	pdd_map_free(&m);
+}
+
+static void test_refuse_read_error(void **state)
+{
+	(void)state;
+	check_read_error("");			/* the first read */
+	check_read_error("# Mapfile\n");	/* before the status line */
+	check_read_error("0 ?\n0 16 +\n16 16 -\n");	/* after whole lines */
+	check_read_error("0 ?\n0 16 +\n16 1");	/* in a line */
+}
+
 /* --- changing the map ----------------------------------------------------- */
 
 static void test_set_empty_map(void **state)
@@ -1217,6 +1269,65 @@ static void test_save_relative(void **state)
 	pdd_map_free(&m);
 }
 
+/* A map that is a symbolic link is read and saved at its target, with
+ * .new and .bak beside the target; the link stays a link. */
+static void test_check_link_written_through(void **state)
+{
+	char dir[] = "/tmp/pdd-map-XXXXXX";
+	char real[64], target[128], link_[128], path[128];
+	struct pdd_dev in = { .fd = -1 }, out = { .fd = -1, .output = true };
+	struct pdd_map m, r;
+	struct stat st;
+	char *text;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	join(real, sizeof(real), dir, "real");
+	assert_int_equal(mkdir(real, 0755), 0);
+	join(target, sizeof(target), real, "m");
+	join(link_, sizeof(link_), dir, "link");
+	assert_int_equal(symlink("real/m", link_), 0);
+
+	/* a link to nothing is refused, and its target not made */
+	pdd_map_init(&r, link_);
+	assert_int_equal(pdd_map_check(&r, &in, &out), -ENOENT);
+	assert_false(exists(target));
+	pdd_map_free(&r);
+
+	BUILD(&m, E(0, 4096, '?'));
+	m.path = target;
+	assert_int_equal(pdd_map_save(&m), 0);
+	cap_reset();
+	pdd_map_init(&r, link_);
+	assert_int_equal(pdd_map_check(&r, &in, &out), 0);
+	assert_int_equal(pdd_map_load(&r), 0);
+	check_ext(r.ext, r.n, m.ext, m.n);
+	assert_int_equal(pdd_map_set(&r, 0, 4096, '+'), 0);
+	assert_int_equal(pdd_map_save(&r), 0);
+	assert_string_equal(captured(), "");
+
+	assert_int_equal(lstat(link_, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	text = read_file(target);
+	assert_non_null(strstr(text, "0x00000000  0x00001000  +\n"));
+	free(text);
+	join(path, sizeof(path), real, "m.bak");
+	assert_true(exists(path));
+	join(path, sizeof(path), dir, "link.bak");
+	assert_false(exists(path));
+	join(path, sizeof(path), dir, "link.new");
+	assert_false(exists(path));
+
+	pdd_map_free(&r);
+	pdd_map_free(&m);
+	join(path, sizeof(path), real, "m.bak");
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(unlink(target), 0);
+	assert_int_equal(unlink(link_), 0);
+	assert_int_equal(rmdir(real), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 /* What pdd writes, the real ddrescuelog reads: and the check can fail. */
 static void test_ddrescuelog_accepts(void **state)
 {
@@ -1286,6 +1397,7 @@ int main(void)
 		T(test_refuse_missing_fields),
 		T(test_refuse_too_large),
 		T(test_refuse_long_line),
+		T(test_refuse_read_error),
 		T(test_set_empty_map),
 		T(test_set_splits_one_in_three),
 		T(test_set_spans_several),
@@ -1308,6 +1420,7 @@ int main(void)
 		T(test_save_and_load),
 		T(test_save_no_directory),
 		T(test_save_relative),
+		T(test_check_link_written_through),
 		T(test_ddrescuelog_accepts),
 	};
 
