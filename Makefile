@@ -141,7 +141,8 @@ tsan: build/tsan/pdd $(TOOLS)
 # every engine's copy path under ASan+UBSan, on files, pipes and devices
 ASAN_DEV_TESTS = tests/dev/streams.sh tests/dev/loop-devices.sh tests/dev/dd-diff.sh \
 	tests/dev/too-small.sh tests/dev/engine-fallback.sh tests/dev/sg-copy.sh \
-	tests/dev/coe-blocks.sh tests/dev/map.sh tests/dev/map-write.sh
+	tests/dev/coe-blocks.sh tests/dev/coe-limit.sh tests/dev/map.sh tests/dev/map-write.sh \
+	tests/dev/append.sh tests/dev/std-offset.sh
 asan-dev: build/asan/pdd $(TOOLS)
 	$(Q)PDD=build/asan/pdd DIFF_RUNS=60 tests/run-tests $(ASAN_DEV_TESTS)
 

@@ -226,7 +226,8 @@ int pdd_dev_pick_fd(const struct pdd_dev *d, uint64_t off, size_t len,
 /* open.c: opening it, and the checks made at open */
 int pdd_dev_open(struct pdd_dev *d, const char *path, bool output,
 		 unsigned int flags);
-int pdd_dev_create(struct pdd_dev *d, uint64_t trunc_to);
+int pdd_dev_create(struct pdd_dev *d);
+int pdd_dev_truncate(struct pdd_dev *d, uint64_t trunc_to);
 int pdd_dev_close(struct pdd_dev *d);
 void pdd_dev_leave(const struct pdd_dev *d, uint64_t off);
 

@@ -90,6 +90,10 @@ struct core {
 					 * the output to itself (an sg device's
 					 * descriptor may be full of them) */
 	size_t bad_cap;			/* room in r->bad_lbas */
+	uint64_t nbad_issued;		/* zero-filled blocks in the writes
+					 * issued so far, for coe_limit= */
+	uint64_t limit_lba;		/* the block that reached coe_limit=, or
+					 * UINT64_MAX */
 	uint64_t part_idx;		/* the lowest failed write that moved
 					 * some bytes first (UINT64_MAX: none) */
 	size_t part_put;		/* and how many: written all the same */
@@ -98,6 +102,17 @@ struct core {
 static struct slot *slot_of(struct core *c, uint64_t idx)
 {
 	return &c->slots[idx % c->seq.win];
+}
+
+static uint64_t in_start(const struct core *c, const struct slot *s)
+{
+	return c->p->in_off + s->rel;
+}
+
+/* The unit of recovery: the input's logical block (a sector, an sg LBA). */
+static size_t coe_unit(const struct core *c)
+{
+	return c->in->lbs;
 }
 
 /* Keep the error of the lowest transfer: that is where the copy stops. */
@@ -227,6 +242,36 @@ static int note_slot(struct core *c, const struct slot *s)
 	return err ? err : note_written(c, pos, end - pos);
 }
 
+/* Transfer s is written: its zero-filled blocks are reported (in
+ * ascending order, as transfers retire), counted and marked bad in the
+ * map.  A block read past where the copy stopped is never reported. */
+static void report_bad(struct core *c, const struct slot *s)
+{
+	size_t unit = coe_unit(c);
+	struct pdd_result *r = c->r;
+
+	for (size_t i = 0; i < s->nbad; i++) {
+		uint64_t off = s->bad[i], lba = off / unit, end = in_start(c, s) + s->got, *l;
+		size_t n = off + unit <= end ? unit : (size_t)(end - off);
+
+		pdd_error("'%s': LBA %" PRIu64 " (%zu bytes at byte %" PRIu64 ") cannot be read; writing zeros",
+			  c->in->name, lba, n, off);
+		if (!r->bad_blocks)
+			r->bad_first = lba;
+		r->bad_last = lba;
+		r->bad_blocks++;
+		r->bad_unit = (unsigned int)unit;
+		/* the list is for the report: without memory, it is cut short */
+		l = grow(r->bad_lbas, r->nbad_lbas, &c->bad_cap, sizeof(*r->bad_lbas));
+		if (l) {
+			r->bad_lbas = l;
+			r->bad_lbas[r->nbad_lbas++] = lba;
+		}
+		if (c->map && pdd_map_set(c->map, off, n, PDD_MAP_BAD))
+			fail(c, c->seq.next_read, PDD_OP_MAP, 0, 0, -ENOMEM);
+	}
+}
+
 /* After the loop has drained: the lowest failed write moved some bytes
  * before it failed (a short write that ended at the device's end, or
  * at a bad block).  When everything below it is written, those bytes
@@ -252,6 +297,7 @@ static void retire(struct core *c, uint64_t idx)
 	while (c->retired < c->seq.done) {
 		struct slot *s = slot_of(c, c->retired++);
 
+		report_bad(c, s);
 		c->r->out_bytes += s->got;
 		c->r->done = s->rel + s->got;
 		if (c->map && !c->flush_failed && note_slot(c, s))
@@ -300,17 +346,6 @@ static void submit_write(struct core *c, uint64_t idx)
 	submit_io(c, idx, PDD_OP_WRITE);
 }
 
-static uint64_t in_start(const struct core *c, const struct slot *s)
-{
-	return c->p->in_off + s->rel;
-}
-
-/* The unit of recovery: the input's logical block (a sector, an sg LBA). */
-static size_t coe_unit(const struct core *c)
-{
-	return c->in->lbs;
-}
-
 /* Where the logical block at got ends in transfer s (its last block may
  * be short). */
 static size_t block_end(const struct core *c, const struct slot *s)
@@ -323,7 +358,7 @@ static size_t block_end(const struct core *c, const struct slot *s)
 /* coe: the block at got cannot be read; put zeros in its place.  Only
  * the transfer remembers it: what is reported (and marked bad in the
  * map, and counted for coe_limit=) is what is written, in order
- * (account_bad), never a block past where the copy stops. */
+ * (limit_bad, report_bad), never a block past where the copy stops. */
 static int zero_fill(struct core *c, struct slot *s)
 {
 	uint64_t *b = grow(s->bad, s->nbad, &s->badcap, sizeof(*s->bad));
@@ -340,47 +375,30 @@ static int zero_fill(struct core *c, struct slot *s)
 }
 
 /*
- * Transfer s is about to be written: report its zero-filled blocks, mark
- * them bad in the map and count them.  Transfers are written in
- * ascending order, so the count is the number of bad blocks from the
- * start of the range, whatever order the reads finished in, and the
- * copy stops exactly after the coe_limit='th: s is cut there and nothing
+ * coe_limit=: transfer s is about to be written.  Transfers are written
+ * in ascending order, so counting their zero-filled blocks here counts
+ * from the start of the range, whatever order the reads finished in;
+ * the copy stops exactly after the limit'th: s is cut there and nothing
  * after it is written.
  */
-static void account_bad(struct core *c, struct slot *s)
+static void limit_bad(struct core *c, struct slot *s)
 {
 	size_t unit = coe_unit(c);
-	struct pdd_result *r = c->r;
 
-	for (size_t i = 0; i < s->nbad; i++) {
-		uint64_t off = s->bad[i], lba = off / unit, *l;
-		size_t n = off + unit <= in_start(c, s) + s->got ? unit :
-			   (size_t)(in_start(c, s) + s->got - off);
+	for (size_t i = 0; c->o->coe_limit && i < s->nbad; i++) {
+		uint64_t off = s->bad[i];
+		size_t at, n;
 
-		pdd_error("'%s': LBA %" PRIu64 " (%zu bytes at byte %" PRIu64 ") cannot be read; writing zeros",
-			  c->in->name, lba, n, off);
-		if (!r->bad_blocks)
-			r->bad_first = lba;
-		r->bad_last = lba;
-		r->bad_blocks++;
-		r->bad_unit = (unsigned int)unit;
-		/* the list is for the report: without memory, it is cut short */
-		l = grow(r->bad_lbas, r->nbad_lbas, &c->bad_cap, sizeof(*r->bad_lbas));
-		if (l) {
-			r->bad_lbas = l;
-			r->bad_lbas[r->nbad_lbas++] = lba;
-		}
-		if (c->map && pdd_map_set(c->map, off, n, PDD_MAP_BAD))
-			fail(c, s->rq.idx + 1, PDD_OP_MAP, 0, 0, -ENOMEM);
-		if (c->o->coe_limit && r->bad_blocks == c->o->coe_limit) {
-			pdd_error("coe_limit=%" PRIu64 " reached: stopping after LBA %" PRIu64,
-				  c->o->coe_limit, lba);
-			s->nbad = i + 1;
-			s->got = s->len = (size_t)(off + n - in_start(c, s));
-			pdd_seq_stop_at(&c->seq, s->rq.idx + 1);
-			record(c, s->rq.idx, PDD_OP_READ, off, n, s->bad_err);
-			return;
-		}
+		if (++c->nbad_issued < c->o->coe_limit)
+			continue;
+		at = (size_t)(off - in_start(c, s));
+		n = s->len - at < unit ? s->len - at : unit;	/* a short last block */
+		c->limit_lba = off / unit;	/* said with the report's other lines */
+		s->nbad = i + 1;
+		s->got = s->len = at + n;
+		pdd_seq_stop_at(&c->seq, s->rq.idx + 1);
+		record(c, s->rq.idx, PDD_OP_READ, off, n, s->bad_err);
+		return;
 	}
 }
 
@@ -575,7 +593,7 @@ static void issue(struct core *c)
 				c->barrier = true;
 			}
 			pdd_seq_next_write(&c->seq, &idx);
-			account_bad(c, slot_of(c, idx));
+			limit_bad(c, slot_of(c, idx));
 			c->r->in_bytes += slot_of(c, idx)->got;
 			submit_write(c, idx);
 			more = true;
@@ -755,9 +773,11 @@ static int setup(struct core *c)
 			  p->buf_len, strerror(ENOMEM));
 		return -ENOMEM;
 	}
-	/* only now, with the memory in hand, is the output made or cut
-	 * (oflag=trunc): a copy that cannot start leaves it as it was */
-	err = pdd_dev_create(c->out, p->out_off);
+	/* only now, with the memory in hand, is the output made (the
+	 * engine may register its descriptor), and it is cut (oflag=trunc)
+	 * once the engine has started: a copy that cannot start leaves it
+	 * as it was */
+	err = pdd_dev_create(c->out);
 	if (err)
 		return err;
 	/* the engine's threads leave the copy's signals to this one */
@@ -770,6 +790,9 @@ static int setup(struct core *c)
 		pdd_error("cannot start engine %s: %s", p->ops->name, strerror(-err));
 		return err;
 	}
+	err = pdd_dev_truncate(c->out, p->out_off);
+	if (err)
+		return err;
 	if (c->eng.ops->threaded)
 		pdd_info(1, "engine %s, %u thread%s, %u transfer%s of %zu bytes in flight",
 			 c->eng.ops->name, p->threads, p->threads == 1 ? "" : "s",
@@ -882,7 +905,7 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 	     struct pdd_map *map, struct pdd_result *r)
 {
 	struct core c = { .p = p, .o = o, .in = in, .out = out, .r = r, .map = map,
-			  .part_idx = UINT64_MAX };
+			  .part_idx = UINT64_MAX, .limit_lba = UINT64_MAX };
 	struct rusage ru0, ru1;
 	int err;
 
@@ -924,6 +947,9 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 		r->err = err;
 		r->err_op = PDD_OP_CLOSE;
 	}
+	if (c.limit_lba != UINT64_MAX)
+		pdd_error("coe_limit=%" PRIu64 " reached: stopping after LBA %" PRIu64,
+			  o->coe_limit, c.limit_lba);
 	if (r->bad_blocks)
 		pdd_error("%" PRIu64 " unreadable block%s of %u bytes written as zeros, LBA %" PRIu64
 			  " to %" PRIu64, r->bad_blocks, r->bad_blocks == 1 ? "" : "s",

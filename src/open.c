@@ -308,21 +308,29 @@ void pdd_dev_leave(const struct pdd_dev *d, uint64_t off)
 		lseek(d->std_fd, (off_t)off, SEEK_SET);
 }
 
-/* Make the missing output file, or cut an existing one at trunc_to when
- * oflag=trunc asked for it. */
-int pdd_dev_create(struct pdd_dev *d, uint64_t trunc_to)
+/* Make the missing output file. */
+int pdd_dev_create(struct pdd_dev *d)
 {
 	int err;
 
-	if (d->missing) {
-		err = open_fds(d, d->path, O_CREAT | ((d->flags & PDD_F_EXCL) ? O_EXCL : 0));
-		if (err) {
-			pdd_error("cannot create '%s': %s", d->name, strerror(-err));
-			return err;
-		}
-		d->missing = false;
-		pdd_dev_measure_file(d, &(struct stat){ .st_blksize = 4096 });
+	if (!d->missing)
+		return 0;
+	err = open_fds(d, d->path, O_CREAT | ((d->flags & PDD_F_EXCL) ? O_EXCL : 0));
+	if (err) {
+		pdd_error("cannot create '%s': %s", d->name, strerror(-err));
+		return err;
 	}
+	d->missing = false;
+	pdd_dev_measure_file(d, &(struct stat){ .st_blksize = 4096 });
+	return 0;
+}
+
+/* oflag=trunc: cut the output file at trunc_to, the last thing before
+ * the copy, once everything it needs is in hand. */
+int pdd_dev_truncate(struct pdd_dev *d, uint64_t trunc_to)
+{
+	int err;
+
 	if ((d->flags & PDD_F_TRUNC) && d->kind == PDD_KIND_FILE &&
 	    ftruncate(d->fd, (off_t)trunc_to) < 0) {
 		err = -errno;
