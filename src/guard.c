@@ -15,6 +15,10 @@
  * pdd_guard_busy() says which of these made the open fail.  oflag=force
  * lets only the holders pass: a mounted device, swap and an overlap are
  * refused always.
+ *
+ * A loop device's bytes are its backing file's (or device's), so the
+ * overlap check sees through loop devices: a loop over the input file
+ * as the output, or two loops over one file, overlap like the file does.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -25,6 +29,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/loop.h>
+#include <linux/major.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -313,20 +320,105 @@ static int stat_side(const struct pdd_dev *d, struct stat *st)
 }
 
 /* Where a side's bytes lie: a regular file, or a block device as a range
- * of its whole disk (a partition starts "start" 512-byte sectors in). */
+ * of its whole disk (a partition starts "start" 512-byte sectors in).
+ * Seen through loop devices, the file or disk is the one under the last
+ * loop, and base counts the loops' offsets and partition starts too. */
 struct where {
 	bool file;		/* a regular file, else a block device */
 	dev_t node;		/* the file's st_dev, or the device's own number */
 	ino_t ino;		/* the file's inode */
 	dev_t disk;		/* the whole disk a device is part of */
-	uint64_t base;		/* first byte of the device on that disk */
+	uint64_t base;		/* first byte of the side in that file or disk */
+	int loops;		/* loop devices seen through on the way */
+	dev_t loop;		/* the first of them: the side's own disk */
+	bool part;		/* the side is a partition of that loop device */
+	dev_t last;		/* the last of them, right over the file or disk */
 };
 
-static bool locate(const struct pdd_dev *d, struct where *w)
+/* What a loop device is over, and from which byte of it. */
+struct backing {
+	dev_t dev;		/* the backing file's st_dev */
+	ino_t ino;		/* and its inode */
+	dev_t rdev;		/* the backing device's number; 0 for a file */
+	uint64_t offset;	/* losetup -o */
+};
+
+/* A chain of loop devices has no cycle (the kernel refuses one), but a
+ * made-up or changing sysfs could show one: stop looking this deep. */
+#define LOOP_DEPTH 8
+
+/* A device number as the kernel hands it out in struct loop_info64
+ * (new_encode_dev: minor bits 0-7 and 20-31, major bits 8-19). */
+static dev_t kernel_dev(uint64_t v)
 {
+	return makedev((unsigned int)(v >> 8) & 0xfff,
+		       (unsigned int)((v & 0xff) | ((v >> 12) & 0xfff00)));
+}
+
+/*
+ * What the loop device disk is over.  The kernel's answer to
+ * LOOP_GET_STATUS64 on the side's descriptor (a partition's descriptor
+ * answers for its loop) names the file the loop holds open, whatever has
+ * been renamed or mounted over since; without a descriptor (a loop further
+ * down a chain) or a loop major, sysfs gives the path the loop was set up
+ * with.  -errno when disk is no loop device or cannot be asked.
+ */
+static int loop_backing(dev_t disk, int fd, struct backing *b)
+{
+	char buf[PATH_MAX];
+	struct loop_info64 li;
 	struct stat st;
+
+	if (fd >= 0 && major(disk) == LOOP_MAJOR && !ioctl(fd, LOOP_GET_STATUS64, &li)) {
+		b->dev = kernel_dev(li.lo_device);
+		b->ino = (ino_t)li.lo_inode;
+		b->rdev = kernel_dev(li.lo_rdevice);
+		b->offset = li.lo_offset;
+		return 0;
+	}
+	if (read_sys(disk, "loop/backing_file", buf, sizeof(buf)))
+		return -ENOENT;
+	if (stat(buf, &st))		/* gone: "(deleted)" ends the path */
+		return -errno;
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+		return -EINVAL;
+	b->dev = st.st_dev;
+	b->ino = st.st_ino;
+	b->rdev = S_ISBLK(st.st_mode) ? st.st_rdev : 0;
+	if (read_sys(disk, "loop/offset", buf, sizeof(buf)) ||
+	    sscanf(buf, "%" SCNu64, &b->offset) != 1)
+		return -EINVAL;
+	return 0;
+}
+
+/* The block device dev as a range of its whole disk, base bytes further
+ * in than w->base already says. */
+static void locate_block(dev_t dev, struct where *w)
+{
 	char buf[64];
 	uint64_t start;
+
+	w->node = w->disk = dev;
+	if (read_sys(w->node, "partition", buf, sizeof(buf)))
+		return;		/* a whole disk, or no sysfs to say otherwise */
+	if (read_sys(w->node, "start", buf, sizeof(buf)) ||
+	    sscanf(buf, "%" SCNu64, &start) != 1 || start > UINT64_MAX / 512 ||
+	    start * 512 > UINT64_MAX - w->base ||
+	    read_sys(w->node, "../dev", buf, sizeof(buf)) || !parse_devnum(buf, &w->disk)) {
+		w->disk = w->node;	/* cannot tell its disk: compare it alone */
+		return;
+	}
+	w->base += start * 512;
+}
+
+/* Where d's bytes lie; through loop devices to what is under them when
+ * through is set.  false when it is neither a file nor a block device. */
+static bool locate(const struct pdd_dev *d, bool through, struct where *w)
+{
+	struct backing b;
+	struct stat st;
+	int fd = d->fd;
+	dev_t dev;
 
 	memset(w, 0, sizeof(*w));
 	if (d->missing || (d->kind != PDD_KIND_FILE && d->kind != PDD_KIND_BLOCK) ||
@@ -340,17 +432,32 @@ static bool locate(const struct pdd_dev *d, struct where *w)
 	}
 	if (!S_ISBLK(st.st_mode))
 		return false;
-	w->node = w->disk = st.st_rdev;
-	if (read_sys(w->node, "partition", buf, sizeof(buf)))
-		return true;	/* a whole disk, or no sysfs to say otherwise */
-	if (read_sys(w->node, "start", buf, sizeof(buf)) ||
-	    sscanf(buf, "%" SCNu64, &start) != 1 || start > UINT64_MAX / 512 ||
-	    read_sys(w->node, "../dev", buf, sizeof(buf)) || !parse_devnum(buf, &w->disk)) {
-		w->disk = w->node;	/* cannot tell its disk: compare it alone */
-		return true;
+	for (dev = st.st_rdev; ; dev = b.rdev, fd = -1) {
+		locate_block(dev, w);
+		if (!through || w->loops == LOOP_DEPTH || loop_backing(w->disk, fd, &b) ||
+		    b.offset > UINT64_MAX - w->base)
+			return true;	/* where it lies, as far as can be told */
+		if (!w->loops++) {
+			w->loop = w->disk;
+			w->part = w->node != w->disk;
+		}
+		w->last = w->disk;
+		w->base += b.offset;
+		if (!b.rdev) {
+			w->file = true;
+			w->node = b.dev;
+			w->ino = b.ino;
+			w->disk = 0;
+			return true;
+		}
 	}
-	w->base = start * 512;
-	return true;
+}
+
+/* Do both lie in one file or on one disk? */
+static bool same_place(const struct where *a, const struct where *b)
+{
+	return a->file == b->file &&
+	       (a->file ? a->node == b->node && a->ino == b->ino : a->disk == b->disk);
 }
 
 /* [s, e) of a copy's side; e is UINT64_MAX when it runs to the end. */
@@ -369,28 +476,74 @@ static void fmt_range(char *buf, size_t len, uint64_t s, uint64_t e)
 		snprintf(buf, len, "%" PRIu64 " to %" PRIu64, s, e - 1);
 }
 
+/* How a side reaches the file or disk under it, for the message:
+ * "the input is a loop device over it" and the like; "" when directly. */
+static void through_phrase(char *buf, size_t len, const char *role, const struct where *w)
+{
+	char loop[PATH_MAX];
+
+	buf[0] = '\0';
+	if (!w->loops)
+		return;
+	node_name(w->loop, "", loop, sizeof(loop));
+	if (w->part)
+		snprintf(buf, len, "the %s is a partition of the loop device '%s' %s it", role,
+			 loop, w->file ? "over" : "on");
+	else
+		snprintf(buf, len, "the %s is a loop device %s it", role, w->file ? "over" : "on");
+}
+
+/* Output and input seen through loop devices to one file or disk. */
+static void say_through(const struct pdd_dev *in, const struct pdd_dev *out,
+			const struct where *wi, const struct where *wo,
+			const char *ob, const char *ib)
+{
+	char under[PATH_MAX + 64], ip[PATH_MAX + 96], op[PATH_MAX + 96];
+	const struct where *l = wo->loops ? wo : wi;
+
+	if (!wo->file)
+		node_name(wo->disk, "", under, sizeof(under));
+	else if (!wo->loops)
+		snprintf(under, sizeof(under), "%s", out->name);
+	else if (!wi->loops)
+		snprintf(under, sizeof(under), "%s", in->name);
+	else if (read_sys(l->last, "loop/backing_file", under, sizeof(under)))
+		snprintf(under, sizeof(under), "inode %ju on device %u:%u", (uintmax_t)l->ino,
+			 major(l->node), minor(l->node));
+	through_phrase(ip, sizeof(ip), "input", wi);
+	through_phrase(op, sizeof(op), "output", wo);
+	pdd_error("'%s' and the input '%s' are %s '%s' (%s%s%s), where the output's bytes %s overlap the input's bytes %s",
+		  out->name, in->name, wo->file ? "in the file" : "on the disk", under, ip,
+		  *ip && *op ? "; " : "", op, ob, ib);
+}
+
 /* Output and input on one file or disk may not overlap: the writes would
- * overwrite input not read yet (or, onto itself, gain nothing). */
+ * overwrite input not read yet (or, onto itself, gain nothing).  First
+ * they are compared as they are, then through loop devices, whose bytes
+ * are their backing file's or device's. */
 static int check_overlap(const struct pdd_plan *p, const struct pdd_dev *in,
 			 const struct pdd_dev *out)
 {
 	char ob[64], ib[64], disk[PATH_MAX];
 	uint64_t is, ie, os, oe, out_off = p->out_off;
 	struct where wi, wo;
-	bool same;
+	bool same, file_out;
 
-	if (!p->total || !locate(in, &wi) || !locate(out, &wo) || wi.file != wo.file)
+	if (!p->total || !locate(in, false, &wi) || !locate(out, false, &wo))
 		return 0;
-	if (wi.file ? wi.node != wo.node || wi.ino != wo.ino : wi.disk != wo.disk)
+	if (!same_place(&wi, &wo) &&
+	    (!locate(in, true, &wi) || !locate(out, true, &wo) ||
+	     !(wi.loops || wo.loops) || !same_place(&wi, &wo)))
 		return 0;
-	same = wi.file || wi.node == wo.node;
+	same = !wi.loops && !wo.loops && (wi.file || wi.node == wo.node);
 	if (same)		/* say the offsets on the device itself */
 		wi.base = wo.base = 0;
-	if (wo.file && (out->flags & PDD_F_APPEND))
+	file_out = wo.file && !wo.loops;	/* a regular file is the output */
+	if (file_out && (out->flags & PDD_F_APPEND))
 		out_off = out->size;	/* appended after what the file holds */
 	side_range(wi.base, p->in_off, p->total, &is, &ie);
 	side_range(wo.base, out_off, p->total, &os, &oe);
-	if (wo.file && (out->flags & PDD_F_TRUNC))
+	if (file_out && (out->flags & PDD_F_TRUNC))
 		oe = UINT64_MAX;	/* oflag=trunc cuts the rest off first */
 	if (os >= ie || is >= oe)
 		return 0;
@@ -399,6 +552,8 @@ static int check_overlap(const struct pdd_plan *p, const struct pdd_dev *in,
 	if (same) {
 		pdd_error("'%s' bytes %s overlap the input's bytes %s %s", out->name, ob, ib,
 			  wi.file ? "in the same file" : "on the same device");
+	} else if (wi.loops || wo.loops) {
+		say_through(in, out, &wi, &wo, ob, ib);
 	} else {
 		node_name(wo.disk, "", disk, sizeof(disk));
 		pdd_error("'%s' and the input '%s' are on the disk '%s', where the output's bytes %s overlap the input's bytes %s",
@@ -433,8 +588,8 @@ void pdd_guard_busy(const struct pdd_dev *in, const struct pdd_dev *out)
 	if (check_block(st.st_rdev, out->name, false))
 		return;		/* it said why */
 	/* iflag=excl on the same disk claims it against pdd's own output */
-	if (in->kind == PDD_KIND_BLOCK && (in->flags & PDD_F_EXCL) && locate(in, &wi) &&
-	    locate(out, &wo) && wi.disk == wo.disk) {
+	if (in->kind == PDD_KIND_BLOCK && (in->flags & PDD_F_EXCL) && locate(in, false, &wi) &&
+	    locate(out, false, &wo) && wi.disk == wo.disk) {
 		pdd_error("'%s' is busy: the input '%s' holds it exclusively (iflag=excl)",
 			  out->name, in->name);
 		return;

@@ -5,7 +5,8 @@
  * message caught from pdd_msg_stream.  The block device is a node made
  * with mknod (major 240, for local use), only ever stat'ed, never opened:
  * those tests need root and are skipped without it.  The overlap of
- * regular files uses real files and runs as anyone.
+ * regular files uses real files and runs as anyone.  Loop devices are
+ * made up in sysfs too, over real files.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -532,6 +533,180 @@ static void test_overlap_append_trunc(void **state)
 	assert_string_equal(captured(), "");
 }
 
+/* --- through loop devices ------------------------------------------------- */
+
+/*
+ * Loop devices in the made-up sysfs: without a descriptor to ask
+ * LOOP_GET_STATUS64, guard.c reads loop/backing_file and loop/offset.
+ * fake0 (240:0, partition fake0p1 1 MiB in) becomes a loop device with
+ * make_loop("240:0", ...); fake1 (240:16, node nodes/disk1) is a second.
+ */
+static char file_a[128], disk1[128];
+
+static void make_loop(const char *devnum, const char *backing, const char *offset)
+{
+	char rel[128], text[256];
+
+	snprintf(rel, sizeof(rel), "sys/dev/block/%s/loop/backing_file", devnum);
+	snprintf(text, sizeof(text), "%s\n", backing);
+	put(rel, text);
+	snprintf(rel, sizeof(rel), "sys/dev/block/%s/loop/offset", devnum);
+	snprintf(text, sizeof(text), "%s\n", offset);
+	put(rel, text);
+}
+
+/* file_a, 4 MiB, and fake1's sysfs and node */
+static void loop_files(void)
+{
+	int fd;
+
+	needs_root();
+	snprintf(file_a, sizeof(file_a), "%s/a", nodes);
+	snprintf(disk1, sizeof(disk1), "%s/disk1", nodes);
+	fd = open(file_a, O_CREAT | O_WRONLY, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 4 * MiB), 0);
+	close(fd);
+	put("sys/dev/block/240:16/dev", "240:16\n");
+	put("sys/dev/block/240:16/uevent", "MAJOR=240\nMINOR=16\nDEVNAME=fake1\nDEVTYPE=disk\n");
+	assert_int_equal(mknod(disk1, S_IFBLK | 0600, makedev(240, 16)), 0);
+}
+
+/* pdd_guard() of ip to op, each a block device or else a regular file */
+static int guard_mixed(const char *ip, bool iblk, const char *op, bool oblk,
+		       uint64_t in_off, uint64_t out_off, uint64_t total, unsigned int oflags)
+{
+	struct pdd_dev in = side(ip, iblk ? PDD_KIND_BLOCK : PDD_KIND_FILE, false, 0);
+	struct pdd_dev out = side(op, oblk ? PDD_KIND_BLOCK : PDD_KIND_FILE, true, oflags);
+	struct pdd_plan p = plan(in_off, out_off, total);
+
+	out.size = 4 * MiB;
+	return pdd_guard(&p, &in, &out);
+}
+
+/* a loop device over the output file, 4096 bytes in: the input's bytes
+ * are the file's from 4096 on */
+static void test_loop_to_its_file(void **state)
+{
+	(void)state;
+	loop_files();
+	make_loop("240:0", file_a, "4096");
+	assert_int_equal(guard_mixed(disk, true, file_a, false, 0, 0, MiB, 0), -EINVAL);
+	assert_string_equal(captured(), msg("pdd: '%s' and the input '%s' are in the file '%s' (the input is a loop device over it), where the output's bytes 0 to 1048575 overlap the input's bytes 4096 to 1052671\n",
+					    file_a, disk, file_a));
+	/* past the loop's range, or before its offset, it does not */
+	cap_reset();
+	assert_int_equal(guard_mixed(disk, true, file_a, false, 0, MiB + 4096, MiB, 0), 0);
+	assert_int_equal(guard_mixed(disk, true, file_a, false, 0, 0, 4096, 0), 0);
+	/* and without sysfs's loop/ it is a disk like any other */
+	make_loop("240:0", "/nonexistent/a (deleted)", "0");
+	assert_int_equal(guard_mixed(disk, true, file_a, false, 0, 0, MiB, 0), 0);
+	assert_string_equal(captured(), "");
+}
+
+/* the file as the input, the loop device over it as the output */
+static void test_file_to_its_loop(void **state)
+{
+	(void)state;
+	loop_files();
+	make_loop("240:0", file_a, "0");
+	assert_int_equal(guard_mixed(file_a, false, disk, true, 512, 0, 4096, 0), -EINVAL);
+	assert_string_equal(captured(), msg("pdd: '%s' and the input '%s' are in the file '%s' (the output is a loop device over it), where the output's bytes 0 to 4095 overlap the input's bytes 512 to 4607\n",
+					    disk, file_a, file_a));
+	cap_reset();
+	assert_int_equal(guard_mixed(file_a, false, disk, true, 0, 4096, 4096, 0), 0);
+	assert_string_equal(captured(), "");
+}
+
+/* a partition of the loop device: its start and the loop's offset add up */
+static void test_loop_partition(void **state)
+{
+	(void)state;
+	loop_files();
+	make_loop("240:0", file_a, "512");
+	assert_int_equal(guard_mixed(part, true, file_a, false, 0, MiB, 4096, 0), -EINVAL);
+	assert_string_equal(captured(), msg("pdd: '%s' and the input '%s' are in the file '%s' (the input is a partition of the loop device '/dev/fake0' over it), where the output's bytes 1048576 to 1052671 overlap the input's bytes 1049088 to 1053183\n",
+					    file_a, part, file_a));
+	cap_reset();
+	assert_int_equal(guard_mixed(part, true, file_a, false, 0, MiB + 4608, 4096, 0), 0);
+	assert_int_equal(guard_mixed(file_a, false, part, true, 0, 0, MiB, 0), 0);
+	/* the partition against its own loop is compared on the disk, as before */
+	assert_int_equal(guard_pair(part, disk, 0, MiB / 2, MiB), -EINVAL);
+	assert_string_equal(captured(), msg("pdd: '%s' and the input '%s' are on the disk '/dev/fake0', where the output's bytes 524288 to 1572863 overlap the input's bytes 1048576 to 2097151\n",
+					    disk, part));
+}
+
+/* two loop devices over one file: the file is named as sysfs has it */
+static void test_two_loops(void **state)
+{
+	(void)state;
+	loop_files();
+	make_loop("240:0", file_a, "0");
+	make_loop("240:16", file_a, "1048576");
+	assert_int_equal(guard_pair(disk1, disk, 0, MiB + 512, 4096), -EINVAL);
+	assert_string_equal(captured(), msg("pdd: '%s' and the input '%s' are in the file '%s' (the input is a loop device over it; the output is a loop device over it), where the output's bytes 1049088 to 1053183 overlap the input's bytes 1048576 to 1052671\n",
+					    disk, disk1, file_a));
+	cap_reset();
+	assert_int_equal(guard_pair(disk1, disk, 0, 0, MiB), 0);
+	assert_int_equal(guard_pair(disk, disk1, 0, 0, MiB), 0);
+	assert_string_equal(captured(), "");
+}
+
+/* a loop device over a loop device over the file: offsets add up */
+static void test_loop_chain(void **state)
+{
+	(void)state;
+	loop_files();
+	make_loop("240:16", disk, "4096");
+	make_loop("240:0", file_a, "8192");
+	assert_int_equal(guard_mixed(disk1, true, file_a, false, 0, 0, 16384, 0), -EINVAL);
+	assert_string_equal(captured(), msg("pdd: '%s' and the input '%s' are in the file '%s' (the input is a loop device over it), where the output's bytes 0 to 16383 overlap the input's bytes 12288 to 28671\n",
+					    file_a, disk1, file_a));
+	cap_reset();
+	assert_int_equal(guard_mixed(disk1, true, file_a, false, 0, 0, 12288, 0), 0);
+	assert_string_equal(captured(), "");
+}
+
+/* a loop device over a partition lies on that partition's disk */
+static void test_loop_over_partition(void **state)
+{
+	(void)state;
+	loop_files();
+	make_loop("240:16", part, "0");
+	assert_int_equal(guard_pair(disk1, disk, 0, MiB + 4096, 4096), 0);
+	assert_int_equal(guard_pair(disk1, disk, 4096, MiB + 4096, 4096), -EINVAL);
+	assert_string_equal(captured(), msg("pdd: '%s' and the input '%s' are on the disk '/dev/fake0' (the input is a loop device on it), where the output's bytes 1052672 to 1056767 overlap the input's bytes 1052672 to 1056767\n",
+					    disk, disk1));
+}
+
+/* a cycle, which only a made-up sysfs can show, ends */
+static void test_loop_cycle(void **state)
+{
+	(void)state;
+	loop_files();
+	make_loop("240:0", disk1, "0");
+	make_loop("240:16", disk, "0");
+	assert_int_equal(guard_mixed(disk, true, file_a, false, 0, 0, MiB, 0), 0);
+	assert_string_equal(captured(), "");
+}
+
+/* oflag=append and oflag=trunc on the file under the input's loop */
+static void test_loop_append_trunc(void **state)
+{
+	(void)state;
+	loop_files();
+	make_loop("240:0", file_a, "3145728");		/* the file's last MiB */
+	assert_int_equal(guard_mixed(disk, true, file_a, false, 0, 2 * MiB, MiB, 0), 0);
+	assert_int_equal(guard_mixed(disk, true, file_a, false, 0, 2 * MiB, MiB, PDD_F_TRUNC),
+			 -EINVAL);
+	assert_string_equal(captured(), msg("pdd: '%s' and the input '%s' are in the file '%s' (the input is a loop device over it), where the output's bytes 2097152 to the end overlap the input's bytes 3145728 to 4194303\n",
+					    file_a, disk, file_a));
+	cap_reset();
+	/* appended after its 4 MiB: nothing the loop reads */
+	assert_int_equal(guard_mixed(disk, true, file_a, false, 0, 0, MiB, PDD_F_APPEND), 0);
+	assert_string_equal(captured(), "");
+}
+
 /* --- the flag -------------------------------------------------------------- */
 
 static void test_force_flag(void **state)
@@ -571,6 +746,14 @@ int main(void)
 		T(test_overlap_partition),
 		T(test_overlap_files),
 		T(test_overlap_append_trunc),
+		T(test_loop_to_its_file),
+		T(test_file_to_its_loop),
+		T(test_loop_partition),
+		T(test_two_loops),
+		T(test_loop_chain),
+		T(test_loop_over_partition),
+		T(test_loop_cycle),
+		T(test_loop_append_trunc),
 		T(test_force_flag),
 	};
 
