@@ -19,6 +19,8 @@
  * A loop device's bytes are its backing file's (or device's), so the
  * overlap check sees through loop devices: a loop over the input file
  * as the output, or two loops over one file, overlap like the file does.
+ * For the same reason an output that a loop device is over is checked
+ * through that loop device too (guard-loop.c).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -29,13 +31,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/loop.h>
-#include <linux/major.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "guard.h"
 #include "pdd.h"
 
 /* Where /proc and /sys are: the unit tests point this at made-up trees.
@@ -44,7 +44,7 @@
 const char *pdd_guard_root = "";
 
 /* One file of the device's directory in sysfs, without its newline. */
-static int read_sys(dev_t dev, const char *rel, char *buf, size_t len)
+int guard_read_sys(dev_t dev, const char *rel, char *buf, size_t len)
 {
 	char path[PATH_MAX];
 	ssize_t n;
@@ -66,7 +66,7 @@ static int read_sys(dev_t dev, const char *rel, char *buf, size_t len)
 }
 
 /* "MAJ:MIN", as sysfs and mountinfo write device numbers. */
-static bool parse_devnum(const char *s, dev_t *dev)
+bool guard_parse_devnum(const char *s, dev_t *dev)
 {
 	unsigned int maj, min;
 	char end;
@@ -79,7 +79,7 @@ static bool parse_devnum(const char *s, dev_t *dev)
 
 /* The node under /dev the kernel names the device by (DEVNAME in its
  * uevent), for messages. */
-static void node_name(dev_t dev, const char *rel, char *buf, size_t len)
+void guard_node_name(dev_t dev, const char *rel, char *buf, size_t len)
 {
 	char path[PATH_MAX], line[256];
 	FILE *f;
@@ -155,7 +155,7 @@ static int mounted_on(dev_t dev, char *where, size_t len)
 		mnt = strtok_r(NULL, " ", &save);		/* mount point */
 		if (!tok || !mnt)
 			continue;
-		if (parse_devnum(tok, &fsdev) && fsdev == dev) {
+		if (guard_parse_devnum(tok, &fsdev) && fsdev == dev) {
 			found = 1;
 			break;
 		}
@@ -267,17 +267,19 @@ static int check_dev(dev_t dev, const char *subject, bool force)
 
 /* The device and each of its partitions: the subdirectories of its sysfs
  * directory that hold a file "partition" (a partition has none of its
- * own).  Returns how many reasons to refuse were printed, or -errno. */
-static int check_block(dev_t dev, const char *name, bool force)
+ * own).  who names the device in messages ("'/dev/sdb'", quoted), or
+ * says how the output leads to it.  Returns how many reasons to refuse
+ * were printed, or -errno. */
+int guard_check_block(dev_t dev, const char *who, bool force)
 {
-	char path[PATH_MAX], subject[2 * PATH_MAX + 16], part[PATH_MAX], rel[300];
+	char path[PATH_MAX], subject[3 * PATH_MAX], part[PATH_MAX], rel[300];
 	char num[32];
 	struct dirent *e;
 	int n, r;
 	dev_t pdev;
 	DIR *dir;
 
-	snprintf(subject, sizeof(subject), "'%s' is", name);
+	snprintf(subject, sizeof(subject), "%s is", who);
 	n = check_dev(dev, subject, force);
 	if (n < 0)
 		return n;
@@ -290,14 +292,14 @@ static int check_block(dev_t dev, const char *name, bool force)
 		if (e->d_name[0] == '.' || strlen(e->d_name) > 200)
 			continue;
 		snprintf(rel, sizeof(rel), "%s/partition", e->d_name);
-		if (read_sys(dev, rel, num, sizeof(num)))
+		if (guard_read_sys(dev, rel, num, sizeof(num)))
 			continue;
 		snprintf(rel, sizeof(rel), "%s/dev", e->d_name);
-		if (read_sys(dev, rel, num, sizeof(num)) || !parse_devnum(num, &pdev))
+		if (guard_read_sys(dev, rel, num, sizeof(num)) || !guard_parse_devnum(num, &pdev))
 			continue;
 		snprintf(rel, sizeof(rel), "%s/", e->d_name);
-		node_name(dev, rel, part, sizeof(part));
-		snprintf(subject, sizeof(subject), "'%s' holds '%s',", name, part);
+		guard_node_name(dev, rel, part, sizeof(part));
+		snprintf(subject, sizeof(subject), "%s holds '%s',", who, part);
 		r = check_dev(pdev, subject, force);
 		if (r < 0) {
 			n = r;
@@ -335,62 +337,6 @@ struct where {
 	dev_t last;		/* the last of them, right over the file or disk */
 };
 
-/* What a loop device is over, and from which byte of it. */
-struct backing {
-	dev_t dev;		/* the backing file's st_dev */
-	ino_t ino;		/* and its inode */
-	dev_t rdev;		/* the backing device's number; 0 for a file */
-	uint64_t offset;	/* losetup -o */
-};
-
-/* A chain of loop devices has no cycle (the kernel refuses one), but a
- * made-up or changing sysfs could show one: stop looking this deep. */
-#define LOOP_DEPTH 8
-
-/* A device number as the kernel hands it out in struct loop_info64
- * (new_encode_dev: minor bits 0-7 and 20-31, major bits 8-19). */
-static dev_t kernel_dev(uint64_t v)
-{
-	return makedev((unsigned int)(v >> 8) & 0xfff,
-		       (unsigned int)((v & 0xff) | ((v >> 12) & 0xfff00)));
-}
-
-/*
- * What the loop device disk is over.  The kernel's answer to
- * LOOP_GET_STATUS64 on the side's descriptor (a partition's descriptor
- * answers for its loop) names the file the loop holds open, whatever has
- * been renamed or mounted over since; without a descriptor (a loop further
- * down a chain) or a loop major, sysfs gives the path the loop was set up
- * with.  -errno when disk is no loop device or cannot be asked.
- */
-static int loop_backing(dev_t disk, int fd, struct backing *b)
-{
-	char buf[PATH_MAX];
-	struct loop_info64 li;
-	struct stat st;
-
-	if (fd >= 0 && major(disk) == LOOP_MAJOR && !ioctl(fd, LOOP_GET_STATUS64, &li)) {
-		b->dev = kernel_dev(li.lo_device);
-		b->ino = (ino_t)li.lo_inode;
-		b->rdev = kernel_dev(li.lo_rdevice);
-		b->offset = li.lo_offset;
-		return 0;
-	}
-	if (read_sys(disk, "loop/backing_file", buf, sizeof(buf)))
-		return -ENOENT;
-	if (stat(buf, &st))		/* gone: "(deleted)" ends the path */
-		return -errno;
-	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
-		return -EINVAL;
-	b->dev = st.st_dev;
-	b->ino = st.st_ino;
-	b->rdev = S_ISBLK(st.st_mode) ? st.st_rdev : 0;
-	if (read_sys(disk, "loop/offset", buf, sizeof(buf)) ||
-	    sscanf(buf, "%" SCNu64, &b->offset) != 1)
-		return -EINVAL;
-	return 0;
-}
-
 /* The block device dev as a range of its whole disk, base bytes further
  * in than w->base already says. */
 static void locate_block(dev_t dev, struct where *w)
@@ -399,12 +345,12 @@ static void locate_block(dev_t dev, struct where *w)
 	uint64_t start;
 
 	w->node = w->disk = dev;
-	if (read_sys(w->node, "partition", buf, sizeof(buf)))
+	if (guard_read_sys(w->node, "partition", buf, sizeof(buf)))
 		return;		/* a whole disk, or no sysfs to say otherwise */
-	if (read_sys(w->node, "start", buf, sizeof(buf)) ||
+	if (guard_read_sys(w->node, "start", buf, sizeof(buf)) ||
 	    sscanf(buf, "%" SCNu64, &start) != 1 || start > UINT64_MAX / 512 ||
 	    start * 512 > UINT64_MAX - w->base ||
-	    read_sys(w->node, "../dev", buf, sizeof(buf)) || !parse_devnum(buf, &w->disk)) {
+	    guard_read_sys(w->node, "../dev", buf, sizeof(buf)) || !guard_parse_devnum(buf, &w->disk)) {
 		w->disk = w->node;	/* cannot tell its disk: compare it alone */
 		return;
 	}
@@ -434,7 +380,7 @@ static bool locate(const struct pdd_dev *d, bool through, struct where *w)
 		return false;
 	for (dev = st.st_rdev; ; dev = b.rdev, fd = -1) {
 		locate_block(dev, w);
-		if (!through || w->loops == LOOP_DEPTH || loop_backing(w->disk, fd, &b) ||
+		if (!through || w->loops == LOOP_DEPTH || guard_loop_backing(w->disk, fd, &b) ||
 		    b.offset > UINT64_MAX - w->base)
 			return true;	/* where it lies, as far as can be told */
 		if (!w->loops++) {
@@ -485,7 +431,7 @@ static void through_phrase(char *buf, size_t len, const char *role, const struct
 	buf[0] = '\0';
 	if (!w->loops)
 		return;
-	node_name(w->loop, "", loop, sizeof(loop));
+	guard_node_name(w->loop, "", loop, sizeof(loop));
 	if (w->part)
 		snprintf(buf, len, "the %s is a partition of the loop device '%s' %s it", role,
 			 loop, w->file ? "over" : "on");
@@ -502,12 +448,12 @@ static void say_through(const struct pdd_dev *in, const struct pdd_dev *out,
 	const struct where *l = wo->loops ? wo : wi;
 
 	if (!wo->file)
-		node_name(wo->disk, "", under, sizeof(under));
+		guard_node_name(wo->disk, "", under, sizeof(under));
 	else if (!wo->loops)
 		snprintf(under, sizeof(under), "%s", out->name);
 	else if (!wi->loops)
 		snprintf(under, sizeof(under), "%s", in->name);
-	else if (read_sys(l->last, "loop/backing_file", under, sizeof(under)))
+	else if (guard_read_sys(l->last, "loop/backing_file", under, sizeof(under)))
 		snprintf(under, sizeof(under), "inode %ju on device %u:%u", (uintmax_t)l->ino,
 			 major(l->node), minor(l->node));
 	through_phrase(ip, sizeof(ip), "input", wi);
@@ -555,7 +501,7 @@ static int check_overlap(const struct pdd_plan *p, const struct pdd_dev *in,
 	} else if (wi.loops || wo.loops) {
 		say_through(in, out, &wi, &wo, ob, ib);
 	} else {
-		node_name(wo.disk, "", disk, sizeof(disk));
+		guard_node_name(wo.disk, "", disk, sizeof(disk));
 		pdd_error("'%s' and the input '%s' are on the disk '%s', where the output's bytes %s overlap the input's bytes %s",
 			  out->name, in->name, disk, ob, ib);
 	}
@@ -565,13 +511,26 @@ static int check_overlap(const struct pdd_plan *p, const struct pdd_dev *in,
 int pdd_guard(const struct pdd_plan *p, const struct pdd_dev *in,
 	      const struct pdd_dev *out)
 {
+	bool force = (out->flags & PDD_F_FORCE) != 0, blk, reg;
+	char who[PATH_MAX + 2];
 	struct stat st;
-	int n;
+	int n = 0, r;
 
 	if (!out->output)
 		return 0;	/* verify=only: nothing is written */
-	if (out->kind == PDD_KIND_BLOCK && !stat_side(out, &st) && S_ISBLK(st.st_mode)) {
-		n = check_block(st.st_rdev, out->name, (out->flags & PDD_F_FORCE) != 0);
+	if ((out->kind == PDD_KIND_BLOCK || out->kind == PDD_KIND_FILE) && !out->missing &&
+	    !stat_side(out, &st)) {
+		blk = out->kind == PDD_KIND_BLOCK && S_ISBLK(st.st_mode);
+		reg = out->kind == PDD_KIND_FILE && S_ISREG(st.st_mode);
+		snprintf(who, sizeof(who), "'%s'", out->name);
+		if (blk)
+			n = guard_check_block(st.st_rdev, who, force);
+		/* a loop device over the output is written through it: its
+		 * mounts are the output's (every reason is told, so both) */
+		if (n >= 0 && (blk || reg)) {
+			r = guard_check_loops(&st, out->name, force);
+			n = r < 0 ? r : n + r;
+		}
 		if (n)
 			return n < 0 ? n : -EBUSY;
 	}
@@ -580,12 +539,14 @@ int pdd_guard(const struct pdd_plan *p, const struct pdd_dev *in,
 
 void pdd_guard_busy(const struct pdd_dev *in, const struct pdd_dev *out)
 {
+	char who[PATH_MAX + 2];
 	struct where wi, wo;
 	struct stat st;
 
 	if (out->kind != PDD_KIND_BLOCK || stat_side(out, &st) || !S_ISBLK(st.st_mode))
 		return;
-	if (check_block(st.st_rdev, out->name, false))
+	snprintf(who, sizeof(who), "'%s'", out->name);
+	if (guard_check_block(st.st_rdev, who, false))
 		return;		/* it said why */
 	/* iflag=excl on the same disk claims it against pdd's own output */
 	if (in->kind == PDD_KIND_BLOCK && (in->flags & PDD_F_EXCL) && locate(in, false, &wi) &&

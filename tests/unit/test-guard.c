@@ -91,6 +91,10 @@ static int setup(void **state)
 	snprintf(link, sizeof(link), "%s/sys/dev/block/240:1", root);
 	if (symlink("240:0/fake0p1", link))
 		return -1;
+	put("sys/block/.keep", "");	/* the disks, links as in the kernel's */
+	snprintf(link, sizeof(link), "%s/sys/block/fake0", root);
+	if (symlink("../dev/block/240:0", link))
+		return -1;
 	snprintf(disk, sizeof(disk), "%s/disk", nodes);
 	snprintf(part, sizeof(part), "%s/part", nodes);
 	if (geteuid() == 0 && (mknod(disk, S_IFBLK | 0600, makedev(240, 0)) ||
@@ -558,6 +562,7 @@ static void make_loop(const char *devnum, const char *backing, const char *offse
 /* file_a, 4 MiB, and fake1's sysfs and node */
 static void loop_files(void)
 {
+	char link[512];
 	int fd;
 
 	needs_root();
@@ -570,6 +575,8 @@ static void loop_files(void)
 	put("sys/dev/block/240:16/dev", "240:16\n");
 	put("sys/dev/block/240:16/uevent", "MAJOR=240\nMINOR=16\nDEVNAME=fake1\nDEVTYPE=disk\n");
 	assert_int_equal(mknod(disk1, S_IFBLK | 0600, makedev(240, 16)), 0);
+	snprintf(link, sizeof(link), "%s/sys/block/fake1", root);
+	assert_int_equal(symlink("../dev/block/240:16", link), 0);
 }
 
 /* pdd_guard() of ip to op, each a block device or else a regular file */
@@ -707,6 +714,118 @@ static void test_loop_append_trunc(void **state)
 	assert_string_equal(captured(), "");
 }
 
+/* --- loop devices over the output ----------------------------------------- */
+
+/* pdd_guard() of a missing input (no overlap to find) to op, a block
+ * device or else a regular file, with oflag flags */
+static int guard_to(const char *op, bool oblk, unsigned int flags)
+{
+	struct pdd_dev in = side("/nonexistent/in", PDD_KIND_FILE, false, 0);
+	struct pdd_dev out = side(op, oblk ? PDD_KIND_BLOCK : PDD_KIND_FILE, true, flags);
+	struct pdd_plan p = plan(0, 0, MiB);
+
+	in.missing = true;
+	return pdd_guard(&p, &in, &out);
+}
+
+/* fake0 over file_a, mounted: the file is refused, force or not; only
+ * attached, or over another file, it is not */
+static void test_loop_file_mounted(void **state)
+{
+	char b[128];
+	int fd;
+
+	(void)state;
+	loop_files();
+	make_loop("240:0", file_a, "0");
+	assert_int_equal(guard_to(file_a, false, 0), 0);	/* attached only */
+	assert_string_equal(captured(), "");
+	add_mount("40 27 240:0 / /mnt/img rw - ext4 /dev/fake0 rw");
+	assert_int_equal(guard_to(file_a, false, 0), -EBUSY);
+	assert_string_equal(captured(), msg("pdd: '%s' is the backing file of '/dev/fake0', which is mounted on /mnt/img: pdd does not write to a mounted device\n",
+					    file_a));
+	cap_reset();
+	assert_int_equal(guard_to(file_a, false, PDD_F_FORCE), -EBUSY);
+	assert_string_equal(captured(), msg("pdd: '%s' is the backing file of '/dev/fake0', which is mounted on /mnt/img: pdd does not write to a mounted device\n",
+					    file_a));
+	/* the file is known by device and inode, not by its name */
+	cap_reset();
+	snprintf(b, sizeof(b), "%s/b", nodes);
+	fd = open(b, O_CREAT | O_WRONLY, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(guard_to(b, false, 0), 0);
+	assert_string_equal(captured(), "");
+}
+
+/* a partition of the loop device, swap, and a holder, which force passes */
+static void test_loop_file_busy(void **state)
+{
+	(void)state;
+	loop_files();
+	make_loop("240:0", file_a, "1048576");
+	add_mount("40 27 240:1 / /mnt/p rw - ext4 /dev/fake0p1 rw");
+	assert_int_equal(guard_to(file_a, false, PDD_F_FORCE), -EBUSY);
+	assert_string_equal(captured(), msg("pdd: '%s' is the backing file of '/dev/fake0', which holds '/dev/fake0p1', mounted on /mnt/p: pdd does not write to a mounted device\n",
+					    file_a));
+	cap_reset();
+	put("proc/self/mountinfo", "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n");
+	put("proc/swaps", msg("Filename\tType\tSize\tUsed\tPriority\n%s partition 1 0 -2\n", disk));
+	assert_int_equal(guard_to(file_a, false, PDD_F_FORCE), -EBUSY);
+	assert_string_equal(captured(), msg("pdd: '%s' is the backing file of '/dev/fake0', which is in use as swap: pdd does not write to active swap\n",
+					    file_a));
+	cap_reset();
+	put("proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n");
+	put("sys/dev/block/240:0/holders/dm-2", "");
+	assert_int_equal(guard_to(file_a, false, 0), -EBUSY);
+	assert_string_equal(captured(), msg("pdd: '%s' is the backing file of '/dev/fake0', which is held by dm-2: another device is built on it\n",
+					    file_a));
+	cap_reset();
+	assert_int_equal(guard_to(file_a, false, PDD_F_FORCE), 0);
+	assert_string_equal(captured(), "");
+}
+
+/* fake1 over the disk fake0, or over its partition: the disk and the
+ * partition are refused; every reason is told, the output's own too */
+static void test_loop_over_block_mounted(void **state)
+{
+	(void)state;
+	loop_files();
+	make_loop("240:16", disk, "0");
+	add_mount("40 27 240:16 / /m rw - ext4 /dev/fake1 rw");
+	assert_int_equal(guard_to(disk, true, 0), -EBUSY);
+	assert_string_equal(captured(), msg("pdd: '%s' is the backing device of '/dev/fake1', which is mounted on /m: pdd does not write to a mounted device\n",
+					    disk));
+	cap_reset();
+	make_loop("240:16", part, "0");
+	put("sys/dev/block/240:0/holders/dm-0", "");
+	assert_int_equal(guard_to(disk, true, 0), -EBUSY);
+	assert_string_equal(captured(), msg("pdd: '%s' is held by dm-0: another device is built on it\n"
+					    "pdd: '%s' holds '/dev/fake0p1', the backing device of '/dev/fake1', which is mounted on /m: pdd does not write to a mounted device\n",
+					    disk, disk));
+	cap_reset();
+	assert_int_equal(guard_to(part, true, PDD_F_FORCE), -EBUSY);
+	assert_string_equal(captured(), msg("pdd: '%s' is the backing device of '/dev/fake1', which is mounted on /m: pdd does not write to a mounted device\n",
+					    part));
+}
+
+/* a loop device over a loop device over the file: the way up is told */
+static void test_loop_chain_mounted(void **state)
+{
+	(void)state;
+	loop_files();
+	make_loop("240:0", file_a, "0");
+	make_loop("240:16", disk, "0");
+	add_mount("40 27 240:16 / /top rw - ext4 /dev/fake1 rw");
+	assert_int_equal(guard_to(file_a, false, 0), -EBUSY);
+	assert_string_equal(captured(), msg("pdd: '%s' is the backing file of '/dev/fake0', which is the backing device of '/dev/fake1', which is mounted on /top: pdd does not write to a mounted device\n",
+					    file_a));
+	/* a cycle, which only a made-up sysfs can show, ends */
+	cap_reset();
+	make_loop("240:0", disk1, "0");
+	assert_int_equal(guard_to(disk, true, 0), -EBUSY);
+}
+
 /* --- the flag -------------------------------------------------------------- */
 
 static void test_force_flag(void **state)
@@ -754,6 +873,10 @@ int main(void)
 		T(test_loop_over_partition),
 		T(test_loop_cycle),
 		T(test_loop_append_trunc),
+		T(test_loop_file_mounted),
+		T(test_loop_file_busy),
+		T(test_loop_over_block_mounted),
+		T(test_loop_chain_mounted),
 		T(test_force_flag),
 	};
 
