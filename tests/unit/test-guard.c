@@ -5,7 +5,8 @@
  * message caught from pdd_msg_stream.  The block device is a node made
  * with mknod (major 240, for local use), only ever stat'ed, never opened:
  * those tests need root and are skipped without it.  The overlap of
- * regular files uses real files and runs as anyone.
+ * regular files uses real files and runs as anyone.  Loop devices are
+ * made up in sysfs too, over real files.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -89,6 +90,10 @@ static int setup(void **state)
 	put("sys/dev/block/240:0/fake0p1/holders/.keep", "");
 	snprintf(link, sizeof(link), "%s/sys/dev/block/240:1", root);
 	if (symlink("240:0/fake0p1", link))
+		return -1;
+	put("sys/block/.keep", "");	/* the disks, links as in the kernel's */
+	snprintf(link, sizeof(link), "%s/sys/block/fake0", root);
+	if (symlink("../dev/block/240:0", link))
 		return -1;
 	snprintf(disk, sizeof(disk), "%s/disk", nodes);
 	snprintf(part, sizeof(part), "%s/part", nodes);
@@ -532,6 +537,295 @@ static void test_overlap_append_trunc(void **state)
 	assert_string_equal(captured(), "");
 }
 
+/* --- through loop devices ------------------------------------------------- */
+
+/*
+ * Loop devices in the made-up sysfs: without a descriptor to ask
+ * LOOP_GET_STATUS64, guard.c reads loop/backing_file and loop/offset.
+ * fake0 (240:0, partition fake0p1 1 MiB in) becomes a loop device with
+ * make_loop("240:0", ...); fake1 (240:16, node nodes/disk1) is a second.
+ */
+static char file_a[128], disk1[128];
+
+static void make_loop(const char *devnum, const char *backing, const char *offset)
+{
+	char rel[128], text[256];
+
+	snprintf(rel, sizeof(rel), "sys/dev/block/%s/loop/backing_file", devnum);
+	snprintf(text, sizeof(text), "%s\n", backing);
+	put(rel, text);
+	snprintf(rel, sizeof(rel), "sys/dev/block/%s/loop/offset", devnum);
+	snprintf(text, sizeof(text), "%s\n", offset);
+	put(rel, text);
+}
+
+/* file_a, 4 MiB, and fake1's sysfs and node */
+static void loop_files(void)
+{
+	char link[512];
+	int fd;
+
+	needs_root();
+	snprintf(file_a, sizeof(file_a), "%s/a", nodes);
+	snprintf(disk1, sizeof(disk1), "%s/disk1", nodes);
+	fd = open(file_a, O_CREAT | O_WRONLY, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 4 * MiB), 0);
+	close(fd);
+	put("sys/dev/block/240:16/dev", "240:16\n");
+	put("sys/dev/block/240:16/uevent", "MAJOR=240\nMINOR=16\nDEVNAME=fake1\nDEVTYPE=disk\n");
+	assert_int_equal(mknod(disk1, S_IFBLK | 0600, makedev(240, 16)), 0);
+	snprintf(link, sizeof(link), "%s/sys/block/fake1", root);
+	assert_int_equal(symlink("../dev/block/240:16", link), 0);
+}
+
+/* pdd_guard() of ip to op, each a block device or else a regular file */
+static int guard_mixed(const char *ip, bool iblk, const char *op, bool oblk,
+		       uint64_t in_off, uint64_t out_off, uint64_t total, unsigned int oflags)
+{
+	struct pdd_dev in = side(ip, iblk ? PDD_KIND_BLOCK : PDD_KIND_FILE, false, 0);
+	struct pdd_dev out = side(op, oblk ? PDD_KIND_BLOCK : PDD_KIND_FILE, true, oflags);
+	struct pdd_plan p = plan(in_off, out_off, total);
+
+	out.size = 4 * MiB;
+	return pdd_guard(&p, &in, &out);
+}
+
+/* a loop device over the output file, 4096 bytes in: the input's bytes
+ * are the file's from 4096 on */
+static void test_loop_to_its_file(void **state)
+{
+	(void)state;
+	loop_files();
+	make_loop("240:0", file_a, "4096");
+	assert_int_equal(guard_mixed(disk, true, file_a, false, 0, 0, MiB, 0), -EINVAL);
+	assert_string_equal(captured(), msg("pdd: '%s' and the input '%s' are in the file '%s' (the input is a loop device over it), where the output's bytes 0 to 1048575 overlap the input's bytes 4096 to 1052671\n",
+					    file_a, disk, file_a));
+	/* past the loop's range, or before its offset, it does not */
+	cap_reset();
+	assert_int_equal(guard_mixed(disk, true, file_a, false, 0, MiB + 4096, MiB, 0), 0);
+	assert_int_equal(guard_mixed(disk, true, file_a, false, 0, 0, 4096, 0), 0);
+	/* and without sysfs's loop/ it is a disk like any other */
+	make_loop("240:0", "/nonexistent/a (deleted)", "0");
+	assert_int_equal(guard_mixed(disk, true, file_a, false, 0, 0, MiB, 0), 0);
+	assert_string_equal(captured(), "");
+}
+
+/* the file as the input, the loop device over it as the output */
+static void test_file_to_its_loop(void **state)
+{
+	(void)state;
+	loop_files();
+	make_loop("240:0", file_a, "0");
+	assert_int_equal(guard_mixed(file_a, false, disk, true, 512, 0, 4096, 0), -EINVAL);
+	assert_string_equal(captured(), msg("pdd: '%s' and the input '%s' are in the file '%s' (the output is a loop device over it), where the output's bytes 0 to 4095 overlap the input's bytes 512 to 4607\n",
+					    disk, file_a, file_a));
+	cap_reset();
+	assert_int_equal(guard_mixed(file_a, false, disk, true, 0, 4096, 4096, 0), 0);
+	assert_string_equal(captured(), "");
+}
+
+/* a partition of the loop device: its start and the loop's offset add up */
+static void test_loop_partition(void **state)
+{
+	(void)state;
+	loop_files();
+	make_loop("240:0", file_a, "512");
+	assert_int_equal(guard_mixed(part, true, file_a, false, 0, MiB, 4096, 0), -EINVAL);
+	assert_string_equal(captured(), msg("pdd: '%s' and the input '%s' are in the file '%s' (the input is a partition of the loop device '/dev/fake0' over it), where the output's bytes 1048576 to 1052671 overlap the input's bytes 1049088 to 1053183\n",
+					    file_a, part, file_a));
+	cap_reset();
+	assert_int_equal(guard_mixed(part, true, file_a, false, 0, MiB + 4608, 4096, 0), 0);
+	assert_int_equal(guard_mixed(file_a, false, part, true, 0, 0, MiB, 0), 0);
+	/* the partition against its own loop is compared on the disk, as before */
+	assert_int_equal(guard_pair(part, disk, 0, MiB / 2, MiB), -EINVAL);
+	assert_string_equal(captured(), msg("pdd: '%s' and the input '%s' are on the disk '/dev/fake0', where the output's bytes 524288 to 1572863 overlap the input's bytes 1048576 to 2097151\n",
+					    disk, part));
+}
+
+/* two loop devices over one file: the file is named as sysfs has it */
+static void test_two_loops(void **state)
+{
+	(void)state;
+	loop_files();
+	make_loop("240:0", file_a, "0");
+	make_loop("240:16", file_a, "1048576");
+	assert_int_equal(guard_pair(disk1, disk, 0, MiB + 512, 4096), -EINVAL);
+	assert_string_equal(captured(), msg("pdd: '%s' and the input '%s' are in the file '%s' (the input is a loop device over it; the output is a loop device over it), where the output's bytes 1049088 to 1053183 overlap the input's bytes 1048576 to 1052671\n",
+					    disk, disk1, file_a));
+	cap_reset();
+	assert_int_equal(guard_pair(disk1, disk, 0, 0, MiB), 0);
+	assert_int_equal(guard_pair(disk, disk1, 0, 0, MiB), 0);
+	assert_string_equal(captured(), "");
+}
+
+/* a loop device over a loop device over the file: offsets add up */
+static void test_loop_chain(void **state)
+{
+	(void)state;
+	loop_files();
+	make_loop("240:16", disk, "4096");
+	make_loop("240:0", file_a, "8192");
+	assert_int_equal(guard_mixed(disk1, true, file_a, false, 0, 0, 16384, 0), -EINVAL);
+	assert_string_equal(captured(), msg("pdd: '%s' and the input '%s' are in the file '%s' (the input is a loop device over it), where the output's bytes 0 to 16383 overlap the input's bytes 12288 to 28671\n",
+					    file_a, disk1, file_a));
+	cap_reset();
+	assert_int_equal(guard_mixed(disk1, true, file_a, false, 0, 0, 12288, 0), 0);
+	assert_string_equal(captured(), "");
+}
+
+/* a loop device over a partition lies on that partition's disk */
+static void test_loop_over_partition(void **state)
+{
+	(void)state;
+	loop_files();
+	make_loop("240:16", part, "0");
+	assert_int_equal(guard_pair(disk1, disk, 0, MiB + 4096, 4096), 0);
+	assert_int_equal(guard_pair(disk1, disk, 4096, MiB + 4096, 4096), -EINVAL);
+	assert_string_equal(captured(), msg("pdd: '%s' and the input '%s' are on the disk '/dev/fake0' (the input is a loop device on it), where the output's bytes 1052672 to 1056767 overlap the input's bytes 1052672 to 1056767\n",
+					    disk, disk1));
+}
+
+/* a cycle, which only a made-up sysfs can show, ends */
+static void test_loop_cycle(void **state)
+{
+	(void)state;
+	loop_files();
+	make_loop("240:0", disk1, "0");
+	make_loop("240:16", disk, "0");
+	assert_int_equal(guard_mixed(disk, true, file_a, false, 0, 0, MiB, 0), 0);
+	assert_string_equal(captured(), "");
+}
+
+/* oflag=append and oflag=trunc on the file under the input's loop */
+static void test_loop_append_trunc(void **state)
+{
+	(void)state;
+	loop_files();
+	make_loop("240:0", file_a, "3145728");		/* the file's last MiB */
+	assert_int_equal(guard_mixed(disk, true, file_a, false, 0, 2 * MiB, MiB, 0), 0);
+	assert_int_equal(guard_mixed(disk, true, file_a, false, 0, 2 * MiB, MiB, PDD_F_TRUNC),
+			 -EINVAL);
+	assert_string_equal(captured(), msg("pdd: '%s' and the input '%s' are in the file '%s' (the input is a loop device over it), where the output's bytes 2097152 to the end overlap the input's bytes 3145728 to 4194303\n",
+					    file_a, disk, file_a));
+	cap_reset();
+	/* appended after its 4 MiB: nothing the loop reads */
+	assert_int_equal(guard_mixed(disk, true, file_a, false, 0, 0, MiB, PDD_F_APPEND), 0);
+	assert_string_equal(captured(), "");
+}
+
+/* --- loop devices over the output ----------------------------------------- */
+
+/* pdd_guard() of a missing input (no overlap to find) to op, a block
+ * device or else a regular file, with oflag flags */
+static int guard_to(const char *op, bool oblk, unsigned int flags)
+{
+	struct pdd_dev in = side("/nonexistent/in", PDD_KIND_FILE, false, 0);
+	struct pdd_dev out = side(op, oblk ? PDD_KIND_BLOCK : PDD_KIND_FILE, true, flags);
+	struct pdd_plan p = plan(0, 0, MiB);
+
+	in.missing = true;
+	return pdd_guard(&p, &in, &out);
+}
+
+/* fake0 over file_a, mounted: the file is refused, force or not; only
+ * attached, or over another file, it is not */
+static void test_loop_file_mounted(void **state)
+{
+	char b[128];
+	int fd;
+
+	(void)state;
+	loop_files();
+	make_loop("240:0", file_a, "0");
+	assert_int_equal(guard_to(file_a, false, 0), 0);	/* attached only */
+	assert_string_equal(captured(), "");
+	add_mount("40 27 240:0 / /mnt/img rw - ext4 /dev/fake0 rw");
+	assert_int_equal(guard_to(file_a, false, 0), -EBUSY);
+	assert_string_equal(captured(), msg("pdd: '%s' is the backing file of '/dev/fake0', which is mounted on /mnt/img: pdd does not write to a mounted device\n",
+					    file_a));
+	cap_reset();
+	assert_int_equal(guard_to(file_a, false, PDD_F_FORCE), -EBUSY);
+	assert_string_equal(captured(), msg("pdd: '%s' is the backing file of '/dev/fake0', which is mounted on /mnt/img: pdd does not write to a mounted device\n",
+					    file_a));
+	/* the file is known by device and inode, not by its name */
+	cap_reset();
+	snprintf(b, sizeof(b), "%s/b", nodes);
+	fd = open(b, O_CREAT | O_WRONLY, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(guard_to(b, false, 0), 0);
+	assert_string_equal(captured(), "");
+}
+
+/* a partition of the loop device, swap, and a holder, which force passes */
+static void test_loop_file_busy(void **state)
+{
+	(void)state;
+	loop_files();
+	make_loop("240:0", file_a, "1048576");
+	add_mount("40 27 240:1 / /mnt/p rw - ext4 /dev/fake0p1 rw");
+	assert_int_equal(guard_to(file_a, false, PDD_F_FORCE), -EBUSY);
+	assert_string_equal(captured(), msg("pdd: '%s' is the backing file of '/dev/fake0', which holds '/dev/fake0p1', mounted on /mnt/p: pdd does not write to a mounted device\n",
+					    file_a));
+	cap_reset();
+	put("proc/self/mountinfo", "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n");
+	put("proc/swaps", msg("Filename\tType\tSize\tUsed\tPriority\n%s partition 1 0 -2\n", disk));
+	assert_int_equal(guard_to(file_a, false, PDD_F_FORCE), -EBUSY);
+	assert_string_equal(captured(), msg("pdd: '%s' is the backing file of '/dev/fake0', which is in use as swap: pdd does not write to active swap\n",
+					    file_a));
+	cap_reset();
+	put("proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n");
+	put("sys/dev/block/240:0/holders/dm-2", "");
+	assert_int_equal(guard_to(file_a, false, 0), -EBUSY);
+	assert_string_equal(captured(), msg("pdd: '%s' is the backing file of '/dev/fake0', which is held by dm-2: another device is built on it\n",
+					    file_a));
+	cap_reset();
+	assert_int_equal(guard_to(file_a, false, PDD_F_FORCE), 0);
+	assert_string_equal(captured(), "");
+}
+
+/* fake1 over the disk fake0, or over its partition: the disk and the
+ * partition are refused; every reason is told, the output's own too */
+static void test_loop_over_block_mounted(void **state)
+{
+	(void)state;
+	loop_files();
+	make_loop("240:16", disk, "0");
+	add_mount("40 27 240:16 / /m rw - ext4 /dev/fake1 rw");
+	assert_int_equal(guard_to(disk, true, 0), -EBUSY);
+	assert_string_equal(captured(), msg("pdd: '%s' is the backing device of '/dev/fake1', which is mounted on /m: pdd does not write to a mounted device\n",
+					    disk));
+	cap_reset();
+	make_loop("240:16", part, "0");
+	put("sys/dev/block/240:0/holders/dm-0", "");
+	assert_int_equal(guard_to(disk, true, 0), -EBUSY);
+	assert_string_equal(captured(), msg("pdd: '%s' is held by dm-0: another device is built on it\n"
+					    "pdd: '%s' holds '/dev/fake0p1', the backing device of '/dev/fake1', which is mounted on /m: pdd does not write to a mounted device\n",
+					    disk, disk));
+	cap_reset();
+	assert_int_equal(guard_to(part, true, PDD_F_FORCE), -EBUSY);
+	assert_string_equal(captured(), msg("pdd: '%s' is the backing device of '/dev/fake1', which is mounted on /m: pdd does not write to a mounted device\n",
+					    part));
+}
+
+/* a loop device over a loop device over the file: the way up is told */
+static void test_loop_chain_mounted(void **state)
+{
+	(void)state;
+	loop_files();
+	make_loop("240:0", file_a, "0");
+	make_loop("240:16", disk, "0");
+	add_mount("40 27 240:16 / /top rw - ext4 /dev/fake1 rw");
+	assert_int_equal(guard_to(file_a, false, 0), -EBUSY);
+	assert_string_equal(captured(), msg("pdd: '%s' is the backing file of '/dev/fake0', which is the backing device of '/dev/fake1', which is mounted on /top: pdd does not write to a mounted device\n",
+					    file_a));
+	/* a cycle, which only a made-up sysfs can show, ends */
+	cap_reset();
+	make_loop("240:0", disk1, "0");
+	assert_int_equal(guard_to(disk, true, 0), -EBUSY);
+}
+
 /* --- the flag -------------------------------------------------------------- */
 
 static void test_force_flag(void **state)
@@ -571,6 +865,18 @@ int main(void)
 		T(test_overlap_partition),
 		T(test_overlap_files),
 		T(test_overlap_append_trunc),
+		T(test_loop_to_its_file),
+		T(test_file_to_its_loop),
+		T(test_loop_partition),
+		T(test_two_loops),
+		T(test_loop_chain),
+		T(test_loop_over_partition),
+		T(test_loop_cycle),
+		T(test_loop_append_trunc),
+		T(test_loop_file_mounted),
+		T(test_loop_file_busy),
+		T(test_loop_over_block_mounted),
+		T(test_loop_chain_mounted),
 		T(test_force_flag),
 	};
 

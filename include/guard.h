@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What guard.c and guard-loop.c share: guard.c reads sysfs and /proc and
+ * checks a device for mounts, swap and holders; guard-loop.c knows loop
+ * devices, what each is over and which are over the output.  Internal to
+ * the two; pdd.h has what the rest of pdd calls.
+ */
+#ifndef PDD_GUARD_H
+#define PDD_GUARD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+/* What a loop device is over, and from which byte of it. */
+struct backing {
+	dev_t dev;		/* the backing file's st_dev */
+	ino_t ino;		/* and its inode */
+	dev_t rdev;		/* the backing device's number; 0 for a file */
+	uint64_t offset;	/* losetup -o */
+};
+
+/* A chain of loop devices has no cycle (the kernel refuses one), but a
+ * made-up or changing sysfs could show one: stop looking this deep. */
+#define LOOP_DEPTH 8
+
+/* guard.c */
+int guard_read_sys(dev_t dev, const char *rel, char *buf, size_t len);
+bool guard_parse_devnum(const char *s, dev_t *dev);
+void guard_node_name(dev_t dev, const char *rel, char *buf, size_t len);
+int guard_check_block(dev_t dev, const char *who, bool force);
+
+/* guard-loop.c */
+int guard_loop_backing(dev_t disk, int fd, struct backing *b);
+int guard_check_loops(const struct stat *st, const char *name, bool force);
+
+#endif
