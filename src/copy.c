@@ -92,7 +92,9 @@ struct core {
 	size_t bad_cap;			/* room in r->bad_lbas */
 	uint64_t nbad_issued;		/* zero-filled blocks in the writes
 					 * issued so far, for coe_limit= */
-	uint64_t limit_lba;		/* the block that reached coe_limit=, or
+	uint64_t limit_idx;		/* the transfer cut at coe_limit=, or
+					 * UINT64_MAX */
+	uint64_t limit_lba;		/* its last block, once written; or
 					 * UINT64_MAX */
 	uint64_t part_idx;		/* the lowest failed write that moved
 					 * some bytes first (UINT64_MAX: none) */
@@ -272,6 +274,37 @@ static void report_bad(struct core *c, const struct slot *s)
 	}
 }
 
+/* Transfer idx is written, and everything below it: count it in the
+ * done mark and the report, and (after the next flush) in the map.  The
+ * transfer that reached coe_limit= is where the copy stops, now that it
+ * is written: that is its error, a write error of its own being the
+ * truer one. */
+static void retire_slot(struct core *c, uint64_t idx)
+{
+	struct slot *s = slot_of(c, idx);
+
+	report_bad(c, s);
+	c->r->out_bytes += s->got;
+	c->r->done = s->rel + s->got;
+	if (c->map && !c->flush_failed && note_slot(c, s))
+		fail(c, c->seq.next_read, PDD_OP_MAP, 0, 0, -ENOMEM);
+	if (idx == c->limit_idx) {
+		uint64_t off = s->bad[s->nbad - 1];
+
+		c->limit_lba = off / coe_unit(c);
+		record(c, idx, PDD_OP_READ, off, (size_t)(in_start(c, s) + s->got - off), s->bad_err);
+	}
+}
+
+static void retire(struct core *c, uint64_t idx)
+{
+	pdd_seq_write_done(&c->seq, idx);
+	/* the sequencer frees slots behind the done mark, but nothing reuses
+	 * them before the next read starts, so their lengths are still here */
+	while (c->retired < c->seq.done)
+		retire_slot(c, c->retired++);
+}
+
 /* After the loop has drained: the lowest failed write moved some bytes
  * before it failed (a short write that ended at the device's end, or
  * at a bad block).  When everything below it is written, those bytes
@@ -282,27 +315,14 @@ static void partial_done(struct core *c)
 
 	if (c->part_idx == UINT64_MAX || c->seq.done != c->part_idx)
 		return;
-	c->r->out_bytes += c->part_put;
-	c->r->done = s->rel + c->part_put;
-	if (c->map && !c->flush_failed &&
-	    note_written(c, c->p->in_off + s->rel, c->part_put))
-		fail(c, c->part_idx, PDD_OP_MAP, 0, 0, -ENOMEM);
-}
-
-static void retire(struct core *c, uint64_t idx)
-{
-	pdd_seq_write_done(&c->seq, idx);
-	/* the sequencer frees slots behind the done mark, but nothing reuses
-	 * them before the next read starts, so their lengths are still here */
-	while (c->retired < c->seq.done) {
-		struct slot *s = slot_of(c, c->retired++);
-
-		report_bad(c, s);
-		c->r->out_bytes += s->got;
-		c->r->done = s->rel + s->got;
-		if (c->map && !c->flush_failed && note_slot(c, s))
-			fail(c, c->seq.next_read, PDD_OP_MAP, 0, 0, -ENOMEM);
-	}
+	/* the transfer, cut where its write stopped: zero-filled blocks
+	 * past that were not written, and those before it were */
+	s->got = c->part_put;
+	while (s->nbad && s->bad[s->nbad - 1] >= in_start(c, s) + s->got)
+		s->nbad--;
+	if (c->part_idx == c->limit_idx && s->got < s->len)
+		c->limit_idx = UINT64_MAX;	/* the limit's block is not written */
+	retire_slot(c, c->part_idx);
 }
 
 /*
@@ -393,11 +413,10 @@ static void limit_bad(struct core *c, struct slot *s)
 			continue;
 		at = (size_t)(off - in_start(c, s));
 		n = s->len - at < unit ? s->len - at : unit;	/* a short last block */
-		c->limit_lba = off / unit;	/* said with the report's other lines */
 		s->nbad = i + 1;
 		s->got = s->len = at + n;
 		pdd_seq_stop_at(&c->seq, s->rq.idx + 1);
-		record(c, s->rq.idx, PDD_OP_READ, off, n, s->bad_err);
+		c->limit_idx = s->rq.idx;	/* its error once it is written */
 		return;
 	}
 }
@@ -905,7 +924,8 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 	     struct pdd_map *map, struct pdd_result *r)
 {
 	struct core c = { .p = p, .o = o, .in = in, .out = out, .r = r, .map = map,
-			  .part_idx = UINT64_MAX, .limit_lba = UINT64_MAX };
+			  .part_idx = UINT64_MAX, .limit_idx = UINT64_MAX,
+			  .limit_lba = UINT64_MAX };
 	struct rusage ru0, ru1;
 	int err;
 

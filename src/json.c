@@ -178,7 +178,9 @@ static void error(FILE *f, const struct pdd_json *j)
 	pdd_json_str(f, op_word(r->err_op));
 	key(f, 2, &first, "block");
 	if (r->err_op == PDD_OP_READ || r->err_op == PDD_OP_WRITE)
-		fprintf(f, "%" PRIu64, r->err_off / j->p->bs);
+		/* counted from where a standard input or output was left */
+		fprintf(f, "%" PRIu64, (r->err_off - (r->err_op == PDD_OP_READ ?
+						      j->p->in_base : j->p->out_base)) / j->p->bs);
 	else
 		fputs("null", f);
 	key(f, 2, &first, "offset");

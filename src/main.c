@@ -103,17 +103,20 @@ static void dry_run(const struct pdd_opts *o, const struct pdd_plan *p,
 		    const struct pdd_dev *in, const struct pdd_dev *out,
 		    const struct pdd_map *m)
 {
+	/* where standard output is the copy's output (a disk, say), the
+	 * plan must not land in it: it goes to standard error */
+	FILE *f = !strcmp(out->path, "-") ? stderr : stdout;
 	char line[PATH_MAX + 160];
 
-	pdd_plan_print(stdout, p, in, out);
+	pdd_plan_print(f, p, in, out);
 	if (m) {
 		describe_map(line, sizeof(line), m, p);
-		printf("  %s\n", line);
+		fprintf(f, "  %s\n", line);
 	}
 	if (o->verify)
-		printf("  verify  %s\n", o->verify == PDD_VERIFY_ONLY ?
-		       "only: compare the two ranges, write nothing" :
-		       "read both ranges again after the copy and compare them");
+		fprintf(f, "  verify  %s\n", o->verify == PDD_VERIFY_ONLY ?
+			"only: compare the two ranges, write nothing" :
+			"read both ranges again after the copy and compare them");
 }
 
 /*
@@ -185,7 +188,7 @@ int main(int argc, char **argv)
 
 	pdd_stdout_open();	/* before anything is opened */
 	if (pdd_parse_args(argc, argv, &o))
-		return PDD_EXIT_SYNTAX;
+		return pdd_stdout_close(PDD_EXIT_SYNTAX, false);
 	if (o.help) {
 		pdd_usage(stdout);
 		return pdd_stdout_close(PDD_EXIT_OK, false);

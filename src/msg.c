@@ -241,8 +241,17 @@ int pdd_stdout_close(int status, bool data)
 	/* nothing printed on a closed standard output is no error */
 	if (!data && fclose(stdout) == EOF && !err && (pending || errno != EBADF))
 		err = stdout_err ? stdout_err : errno;
-	if (!err)
-		return status;
-	pdd_error("error writing standard output: %s", strerror(err));
-	return status ? status : PDD_EXIT_FILE_ERROR;
+	if (err) {
+		pdd_error("error writing standard output: %s", strerror(err));
+		return status ? status : PDD_EXIT_FILE_ERROR;
+	}
+	/* the copy's data went to it: a file system may report a failed
+	 * write-back only now (NFS, FUSE), as for a named output */
+	if (data && close(STDOUT_FILENO) < 0 && errno != EBADF) {
+		struct pdd_result r = { .err = -errno, .err_op = PDD_OP_CLOSE };
+
+		pdd_error("error closing 'standard output': %s", strerror(errno));
+		return status ? status : pdd_exit_status(&r);
+	}
+	return status;
 }

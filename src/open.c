@@ -151,6 +151,16 @@ static bool in_dev(const char *dir)
 	return !stat(real, &ds) && !stat("/dev", &dev) && ds.st_dev == dev.st_dev;
 }
 
+/* A path whose directory is /dev, or under it on /dev's file system. */
+static bool dev_file(const char *path)
+{
+	char *copy = strdup(path);
+	bool yes = copy && in_dev(dirname(copy));
+
+	free(copy);
+	return yes;
+}
+
 /* An output file to be created: refuse now, before the copy and in a dry
  * run, what pdd_dev_create would fail at, or should not do. */
 static int check_new_file(const struct pdd_dev *d)
@@ -255,6 +265,12 @@ int pdd_dev_open(struct pdd_dev *d, const char *path, bool output,
 		if (output && S_ISREG(st.st_mode) && (flags & PDD_F_EXCL)) {
 			errno = EEXIST;
 			goto fail;
+		}
+		if (output && S_ISREG(st.st_mode) && !(flags & PDD_F_FORCE) && dev_file(path)) {
+			/* what an earlier typo (dd's, say) left there */
+			pdd_error("'%s' is a regular file under /dev, not a device: is the device name right? "
+				  "(oflag=force writes it)", path);
+			return -ENOTBLK;
 		}
 		if (S_ISDIR(st.st_mode)) {
 			errno = EISDIR;

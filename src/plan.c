@@ -249,6 +249,18 @@ int pdd_plan_make(const struct pdd_opts *o, const struct pdd_dev *in,
 		pdd_error("seek=%" PRIu64 ": offset too large", o->seek);
 		return -EINVAL;
 	}
+	/* a standard output the shell opened for appending (>>): the
+	 * operands oflag=append refuses are refused with it */
+	if ((out->flags & PDD_F_APPEND) && o->seek) {
+		pdd_error("seek=%" PRIu64 ": '%s' is opened for appending, and appended data goes to the end",
+			  o->seek, out->name);
+		return -EINVAL;
+	}
+	if ((out->flags & PDD_F_APPEND) && (out->flags & PDD_F_TRUNC)) {
+		pdd_error("oflag=trunc: '%s' is opened for appending, which keeps what it holds",
+			  out->name);
+		return -EINVAL;
+	}
 	if (o->seek && !out->seekable) {
 		pdd_error("seek=%" PRIu64 ": '%s' is a %s and cannot seek", o->seek,
 			  out->name, pdd_kind_name(out->kind));

@@ -237,7 +237,8 @@ static void compare(struct verifier *v, struct vslot *s)
 {
 	struct pdd_result *r = v->r;
 	uint64_t bs = v->p->bs;
-	uint64_t blk = (v->off[OUT] + s->rel) / bs;	/* of the output */
+	/* of the output, from where a standard output was left */
+	uint64_t blk = (v->off[OUT] - v->p->out_base + s->rel) / bs;
 
 	for (size_t pos = 0; pos < s->len; pos += bs, blk++) {
 		size_t n = s->len - pos < bs ? s->len - pos : bs;
@@ -401,7 +402,8 @@ static void report(const struct verifier *v)
 		const struct pdd_dev *d = &v->side[v->err_side];
 
 		pdd_error("error reading '%s' at block %" PRIu64 ": %s", d->name,
-			  r->err_off / bs, pdd_strerror(r->err));
+			  (r->err_off - (v->err_side == IN ? v->p->in_base : v->p->out_base)) / bs,
+			  pdd_strerror(r->err));
 		pdd_error("verify stopped: %" PRIu64 " of %" PRIu64 " blocks of %" PRIu64
 			  " bytes compared", r->verify_blocks, all, bs);
 		return;

@@ -43,4 +43,16 @@ rc=0
 pdd if="$T/src" bs=512 bpt=8 threads=8 qd=32 2>"$T/err" >>"$T/out" || rc=$?
 expect_rc 0
 same_bytes "$T/want" "$T/out"
+
+# what oflag=append refuses, >> refuses too: seek= and oflag=trunc
+printf ABCDEF >"$T/out"
+rc=0
+pdd if="$T/src" seek=2 2>"$T/err" >>"$T/out" || rc=$?
+expect_rc 31
+expect_err "pdd: seek=2: 'standard output' is opened for appending, and appended data goes to the end"
+rc=0
+pdd if="$T/src" oflag=trunc 2>"$T/err" >>"$T/out" || rc=$?
+expect_rc 31
+expect_err "pdd: oflag=trunc: 'standard output' is opened for appending, which keeps what it holds"
+[ "$(cat "$T/out")" = ABCDEF ] || fail "a refused >> copy changed the file"
 echo "append: files appended to, devices written from the start"

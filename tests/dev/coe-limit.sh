@@ -64,4 +64,32 @@ PY
 	expect_err "pdd: 2 unreadable blocks of $lbs bytes written as zeros, LBA 600 to 601"
 	[ "$(stat -c %s "$T/out")" = $((602 * lbs)) ] || fail "the resumed run did not stop after LBA 601"
 done
+
+# a write that fails part way through a transfer holding a zero-filled
+# block (the output fills up): the block is reported and marked bad, never
+# finished; and a transfer cut at coe_limit= whose write fails reports the
+# write error, not the limit (one write at a time, so that the one that
+# fills the file system is the lowest)
+lbs=512
+"$STAMP" fill "$T/pback" 0 $MiB 11
+mkfaultfs "$T/pback" "$T/pmnt" "read=10000-10001"
+pdev=$(mkloop_unmerged "$T/pmnt/disk")
+mktmpfs "$T/t64" 64k
+rc=0
+pdd if="$pdev" of="$T/t64/out" coe=1 bpt=256 qd=1 map="$T/pmap" status=json >"$T/json" 2>"$T/err" || rc=$?
+expect_rc 15
+expect_err "pdd: '$pdev': LBA 19 (512 bytes at byte 9728) cannot be read; writing zeros"
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); u=j["unreadable_blocks"]; assert u["lbas"]==[19] and j["bytes_out"]==65536, (u, j["bytes_out"])' "$T/json" ||
+	fail "the partly written transfer's bad block is not in the report"
+[ "$(ddrescuelog -b 512 -l- "$T/pmap" | tr '\n' ' ')" = "19 " ] || { cat "$T/pmap"; fail "the map does not mark LBA 19 bad"; }
+stamped "$T/t64/out" 0 19 11 0
+zeros "$T/t64/out" 19 1
+stamped "$T/t64/out" 20 108 11 20
+rm -f "$T/t64/out"
+echo "read=100000-100001" >"$T/pmnt/control"
+run_pdd if="$pdev" of="$T/t64/out" coe=1 coe_limit=1 bpt=128 qd=1
+expect_rc 15
+expect_err "pdd: error writing '$T/t64/out' at block 128: No space left on device"
+! grep -q "coe_limit=1 reached" "$T/err" || { cat "$T/err"; fail "the limit was said for a block never written"; }
+! grep -q "cannot be read" "$T/err" || { cat "$T/err"; fail "a block never written was reported"; }
 echo "coe_limit= stops after the Nth bad block in order, and reports only those"

@@ -52,4 +52,9 @@ expect_rc 3
 expect_err "pdd: error closing '$T/fmnt/disk': Input/output error"
 expect_err "pdd: the 1048576 bytes written may not be on stable storage"
 expect_err "2048+0 records out"
+# the same through a redirected standard output, which pdd closes last
+rc=0
+pdd if="$T/src" sync=0 count=2048 2>"$T/err" >"$T/fmnt/disk" || rc=$?
+expect_rc 3
+expect_err "pdd: error closing 'standard output': Input/output error"
 echo "write, flush and close failures stop with the position"

@@ -57,6 +57,14 @@ run_pdd if="$T/src" of="$typo" oflag=force count=8
 rc_force=$rc
 rm -f "$typo"
 [ "$rc_force" = 0 ] || { cat "$T/err"; fail "oflag=force did not make the file"; }
+# a regular file an earlier typo left in /dev is not written again
+touch "$typo"
+run_pdd if="$T/src" of="$typo"
+rc_typo=$rc
+size=$(stat -c %s "$typo")
+rm -f "$typo"
+[ "$rc_typo" = 65 ] && [ "$size" = 0 ] || { cat "$T/err"; fail "a regular file in /dev was written (status $rc_typo)"; }
+expect_err "pdd: '$typo' is a regular file under /dev, not a device: is the device name right? (oflag=force writes it)"
 # /dev/shm is a file system of its own, where files belong
 if mountpoint -q /dev/shm; then
 	run_pdd if="$T/src" of="/dev/shm/pdd-test-$$" count=8

@@ -58,6 +58,32 @@ echo "" >"$T/mnt/control"	# the sector reads again
 tail -c +4097 "$T/back" >"$T/want"
 same_bytes "$T/want" "$T/out"
 
+# the JSON report counts the same way
+rm -f "$T/out"
+echo "read=$((100 * lbs))-$((101 * lbs))" >"$T/mnt/control"
+{ dd bs=4096 count=1 of=/dev/null status=none; pdd of="$T/out" bpt=8 status=json >"$T/json" 2>/dev/null; } <"$dev"
+python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["error"]; assert e["op"]=="read" and e["block"]==88, e' "$T/json" ||
+	fail "the JSON error block does not count from where standard input was left"
+echo "" >"$T/mnt/control"
+
+# so do verify's block numbers: block 3 after a 1 KiB header
+head -c 8192 /dev/urandom >"$T/vs"
+{ head -c 1024 /dev/zero; cat "$T/vs"; } >"$T/vout"
+printf X | dd of="$T/vout" bs=1 seek=$((1024 + 3 * 512 + 7)) conv=notrunc status=none
+rc=0
+{ head -c 1024 /dev/zero; pdd if="$T/vs" verify=only 2>"$T/err"; } 1<>"$T/vout" || rc=$?
+expect_rc 14
+grep -q "differs: block 3 of 'standard output'" "$T/err" || { cat "$T/err"; fail "verify's block does not count from where standard output was left"; }
+
+# a dry run whose output is standard output prints its plan on standard
+# error, never into the output
+rm -f "$T/out"
+rc=0
+pdd --dry-run if="$T/src" >"$T/out" 2>"$T/err" || rc=$?
+expect_rc 0
+[ ! -s "$T/out" ] || fail "the dry run wrote its plan into the output"
+expect_err "pdd: dry run, nothing is copied"
+
 # the dry run says where it starts
 rc=0
 { dd bs=4096 count=1 of=/dev/null status=none; pdd of="$T/out" --dry-run >"$T/plan" 2>"$T/err"; } <"$dev" || rc=$?
