@@ -12,14 +12,15 @@
  * stops new reads; what is below it is still written, then the loop
  * drains and returns.  With coe=1 a read that fails on the medium does
  * not stop the copy: the transfer is read again around its bad blocks,
- * which are written as zeros (read_failed).
+ * which are written as zeros (coe.c).
  *
  * The range is a list of pieces to do ("todo"): all of it, or with map=
  * what the map does not mark finished.  Transfers are cut from the
  * pieces in order, so a transfer never spans two.  With a map, each
  * written transfer is marked finished in it, but only after the output
  * has been flushed, so that a saved map never claims more than the
- * output really holds (save_map).
+ * output really holds (copy-map.c).  The state all three share is in
+ * core.h.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -35,91 +36,11 @@
 #include "map.h"
 #include "pdd.h"
 #include "seq.h"
-
-struct slot {
-	struct pdd_req rq;		/* the request in flight for this slot */
-	char *buf;			/* one transfer's data */
-	uint64_t rel;			/* where it starts, from the range's start */
-	size_t len;			/* bytes this transfer should move */
-	size_t got;			/* bytes read so far */
-	size_t put;			/* bytes written so far */
-	/* coe: reading around bad blocks */
-	size_t cap;			/* the read in hand ends here (len unless
-					 * recovering) */
-	bool stepping;			/* one logical block per read */
-	uint64_t known_bad;		/* input offset of a block known bad, to
-					 * zero-fill (or stop at) when reached;
-					 * UINT64_MAX */
-	int bad_err;			/* the error that block gave */
-	unsigned int tries;		/* retries= spent on the block at got */
-	uint64_t *bad;			/* input offsets of its zero-filled blocks,
-					 * ascending; reported when it is written */
-	size_t nbad, badcap;
-};
-
-struct core {
-	const struct pdd_plan *p;	/* what to copy */
-	const struct pdd_opts *o;	/* what was asked */
-	struct pdd_dev *in, *out;	/* the two sides */
-	struct pdd_engine eng;		/* who moves the bytes */
-	struct pdd_seq seq;		/* write order and done mark */
-	struct slot *slots;		/* seq.win of them; transfer i uses i % win */
-	void **bufs;			/* each slot's buffer, for the engine */
-	unsigned int reads;		/* reads in flight */
-	unsigned int writes;		/* writes in flight */
-	uint64_t retired;		/* transfers counted into out_bytes */
-	uint64_t err_idx;		/* transfer of the error in r */
-	bool barrier;			/* a buffered write to a direct output is
-					 * in flight: nothing else may be */
-	double t0;			/* when the copy started */
-	struct pdd_result *r;		/* what happened */
-	/* the pieces of the range to copy, relative to its start */
-	struct pdd_extent *todo;
-	size_t ntodo;
-	size_t cur;			/* the piece the next transfer comes from */
-	uint64_t cur_pos;		/* and where in it */
-	/* map= */
-	struct pdd_map *map;		/* NULL without map= */
-	struct pdd_extent *fin;		/* written since the last save, input */
-	size_t nfin, fincap;		/* offsets; finished once flushed */
-	bool flush_failed;		/* nothing written may be marked any more */
-	double last_save;		/* when the map was saved */
-	bool save_due;			/* the map is to be saved: no new writes
-					 * until those in flight are done, so
-					 * that the flush before the save has
-					 * the output to itself (an sg device's
-					 * descriptor may be full of them) */
-	size_t bad_cap;			/* room in r->bad_lbas */
-	uint64_t nbad_issued;		/* zero-filled blocks in the writes
-					 * issued so far, for coe_limit= */
-	uint64_t limit_idx;		/* the transfer cut at coe_limit=, or
-					 * UINT64_MAX */
-	uint64_t limit_lba;		/* its last block, once written; or
-					 * UINT64_MAX */
-	uint64_t part_idx;		/* the lowest failed write that moved
-					 * some bytes first (UINT64_MAX: none) */
-	size_t part_put;		/* and how many: written all the same */
-};
-
-static struct slot *slot_of(struct core *c, uint64_t idx)
-{
-	return &c->slots[idx % c->seq.win];
-}
-
-static uint64_t in_start(const struct core *c, const struct slot *s)
-{
-	return c->p->in_off + s->rel;
-}
-
-/* The unit of recovery: the input's logical block (a sector, an sg LBA). */
-static size_t coe_unit(const struct core *c)
-{
-	return c->in->lbs;
-}
+#include "core.h"
 
 /* Keep the error of the lowest transfer: that is where the copy stops. */
-static void record(struct core *c, uint64_t idx, enum pdd_op op, uint64_t off,
-		   size_t len, int err)
+void core_record(struct core *c, uint64_t idx, enum pdd_op op, uint64_t off,
+		 size_t len, int err)
 {
 	if (c->r->err && idx >= c->err_idx)
 		return;
@@ -131,16 +52,16 @@ static void record(struct core *c, uint64_t idx, enum pdd_op op, uint64_t off,
 }
 
 /* Transfer idx failed: nothing from it on is written. */
-static void fail(struct core *c, uint64_t idx, enum pdd_op op, uint64_t off,
-		 size_t len, int err)
+void core_fail(struct core *c, uint64_t idx, enum pdd_op op, uint64_t off,
+	       size_t len, int err)
 {
 	pdd_seq_stop_at(&c->seq, idx);
-	record(c, idx, op, off, len, err);
+	core_record(c, idx, op, off, len, err);
 }
 
 /* Hand the engine what is left of transfer idx's read or write: from
  * the bytes already moved (got or put) to the end of the piece. */
-static void submit_io(struct core *c, uint64_t idx, enum pdd_op op)
+void core_submit_io(struct core *c, uint64_t idx, enum pdd_op op)
 {
 	struct slot *s = slot_of(c, idx);
 	struct pdd_req *rq = &s->rq;
@@ -160,7 +81,7 @@ static void submit_io(struct core *c, uint64_t idx, enum pdd_op op)
 	rq->fd = pdd_dev_pick_fd(d, off, rq->len, rq->buf);
 	err = c->eng.ops->submit(&c->eng, rq);
 	if (err) {
-		fail(c, idx, op, off, rq->len, err);
+		core_fail(c, idx, op, off, rq->len, err);
 		return;
 	}
 	if (rd)
@@ -191,13 +112,13 @@ static void start_read(struct core *c)
 	s->known_bad = UINT64_MAX;
 	s->tries = 0;
 	s->nbad = 0;
-	submit_io(c, idx, PDD_OP_READ);
+	core_submit_io(c, idx, PDD_OP_READ);
 }
 
 /* Room for one more after the n elements of array (*cap of them fit):
  * the array to use, or NULL when there is no memory (array is as it
  * was). */
-static void *grow(void *array, size_t n, size_t *cap, size_t size)
+void *core_grow(void *array, size_t n, size_t *cap, size_t size)
 {
 	size_t want = *cap ? 2 * *cap : 16;
 	void *q;
@@ -210,70 +131,6 @@ static void *grow(void *array, size_t n, size_t *cap, size_t size)
 	return q;
 }
 
-/* Input [pos, pos+len) is written: finished once the output is flushed.
- * Transfers retire in order, so this mostly grows the last entry. */
-static int note_written(struct core *c, uint64_t pos, uint64_t len)
-{
-	struct pdd_extent *last = c->nfin ? &c->fin[c->nfin - 1] : NULL, *f;
-
-	if (!len)
-		return 0;
-	if (last && last->pos + last->size == pos) {
-		last->size += len;
-		return 0;
-	}
-	f = grow(c->fin, c->nfin, &c->fincap, sizeof(*c->fin));
-	if (!f)
-		return -ENOMEM;
-	c->fin = f;
-	c->fin[c->nfin++] = (struct pdd_extent){ .pos = pos, .size = len,
-						 .status = PDD_MAP_DONE };
-	return 0;
-}
-
-/* Transfer s is written: all of it but its zero-filled blocks. */
-static int note_slot(struct core *c, const struct slot *s)
-{
-	uint64_t pos = c->p->in_off + s->rel, end = pos + s->got;
-	int err = 0;
-
-	for (size_t i = 0; !err && i < s->nbad; i++) {
-		err = note_written(c, pos, s->bad[i] - pos);
-		pos = s->bad[i] + c->in->lbs < end ? s->bad[i] + c->in->lbs : end;
-	}
-	return err ? err : note_written(c, pos, end - pos);
-}
-
-/* Transfer s is written: its zero-filled blocks are reported (in
- * ascending order, as transfers retire), counted and marked bad in the
- * map.  A block read past where the copy stopped is never reported. */
-static void report_bad(struct core *c, const struct slot *s)
-{
-	size_t unit = coe_unit(c);
-	struct pdd_result *r = c->r;
-
-	for (size_t i = 0; i < s->nbad; i++) {
-		uint64_t off = s->bad[i], lba = off / unit, end = in_start(c, s) + s->got, *l;
-		size_t n = off + unit <= end ? unit : (size_t)(end - off);
-
-		pdd_error("'%s': LBA %" PRIu64 " (%zu bytes at byte %" PRIu64 ") cannot be read; writing zeros",
-			  c->in->name, lba, n, off);
-		if (!r->bad_blocks)
-			r->bad_first = lba;
-		r->bad_last = lba;
-		r->bad_blocks++;
-		r->bad_unit = (unsigned int)unit;
-		/* the list is for the report: without memory, it is cut short */
-		l = grow(r->bad_lbas, r->nbad_lbas, &c->bad_cap, sizeof(*r->bad_lbas));
-		if (l) {
-			r->bad_lbas = l;
-			r->bad_lbas[r->nbad_lbas++] = lba;
-		}
-		if (c->map && pdd_map_set(c->map, off, n, PDD_MAP_BAD))
-			fail(c, c->seq.next_read, PDD_OP_MAP, 0, 0, -ENOMEM);
-	}
-}
-
 /* Transfer idx is written, and everything below it: count it in the
  * done mark and the report, and (after the next flush) in the map.  The
  * transfer that reached coe_limit= is where the copy stops, now that it
@@ -283,16 +140,16 @@ static void retire_slot(struct core *c, uint64_t idx)
 {
 	struct slot *s = slot_of(c, idx);
 
-	report_bad(c, s);
+	core_report_bad(c, s);
 	c->r->out_bytes += s->got;
 	c->r->done = s->rel + s->got;
-	if (c->map && !c->flush_failed && note_slot(c, s))
-		fail(c, c->seq.next_read, PDD_OP_MAP, 0, 0, -ENOMEM);
+	if (c->map && !c->flush_failed && core_note_slot(c, s))
+		core_fail(c, c->seq.next_read, PDD_OP_MAP, 0, 0, -ENOMEM);
 	if (idx == c->limit_idx) {
 		uint64_t off = s->bad[s->nbad - 1];
 
 		c->limit_lba = off / coe_unit(c);
-		record(c, idx, PDD_OP_READ, off, (size_t)(in_start(c, s) + s->got - off), s->bad_err);
+		core_record(c, idx, PDD_OP_READ, off, (size_t)(in_start(c, s) + s->got - off), s->bad_err);
 	}
 }
 
@@ -363,171 +220,7 @@ static void submit_write(struct core *c, uint64_t idx)
 		retire(c, idx);
 		return;
 	}
-	submit_io(c, idx, PDD_OP_WRITE);
-}
-
-/* Where the logical block at got ends in transfer s (its last block may
- * be short). */
-static size_t block_end(const struct core *c, const struct slot *s)
-{
-	size_t unit = coe_unit(c);
-
-	return s->len - s->got < unit ? s->len : s->got + unit;
-}
-
-/* coe: the block at got cannot be read; put zeros in its place.  Only
- * the transfer remembers it: what is reported (and marked bad in the
- * map, and counted for coe_limit=) is what is written, in order
- * (limit_bad, report_bad), never a block past where the copy stops. */
-static int zero_fill(struct core *c, struct slot *s)
-{
-	uint64_t *b = grow(s->bad, s->nbad, &s->badcap, sizeof(*s->bad));
-
-	if (!b)
-		return -ENOMEM;
-	s->bad = b;
-	s->bad[s->nbad++] = in_start(c, s) + s->got;
-	memset(s->buf + s->got, 0, block_end(c, s) - s->got);
-	s->got = block_end(c, s);
-	s->known_bad = UINT64_MAX;
-	s->tries = 0;
-	return 0;
-}
-
-/*
- * coe_limit=: transfer s is about to be written.  Transfers are written
- * in ascending order, so counting their zero-filled blocks here counts
- * from the start of the range, whatever order the reads finished in;
- * the copy stops exactly after the limit'th: s is cut there and nothing
- * after it is written.
- */
-static void limit_bad(struct core *c, struct slot *s)
-{
-	size_t unit = coe_unit(c);
-
-	for (size_t i = 0; c->o->coe_limit && i < s->nbad; i++) {
-		uint64_t off = s->bad[i];
-		size_t at, n;
-
-		if (++c->nbad_issued < c->o->coe_limit)
-			continue;
-		at = (size_t)(off - in_start(c, s));
-		n = s->len - at < unit ? s->len - at : unit;	/* a short last block */
-		s->nbad = i + 1;
-		s->got = s->len = at + n;
-		pdd_seq_stop_at(&c->seq, s->rq.idx + 1);
-		c->limit_idx = s->rq.idx;	/* its error once it is written */
-		return;
-	}
-}
-
-/* The copy stops inside transfer s, after its first got bytes (read, or
- * zero-filled): they are written, nothing after them.  The error is
- * err, at input offset off. */
-static void stop_inside(struct core *c, struct slot *s, uint64_t off, int err)
-{
-	uint64_t idx = s->rq.idx;
-
-	if (!s->got) {
-		fail(c, idx, PDD_OP_READ, off, coe_unit(c), err);
-		return;
-	}
-	pdd_seq_stop_at(&c->seq, idx + 1);	/* this one is written, in part */
-	record(c, idx, PDD_OP_READ, off, coe_unit(c), err);
-	s->len = s->got;
-	pdd_seq_read_done(&c->seq, idx);
-}
-
-/* Go on with transfer s's read after a piece of it: zero-fill a bad
- * block that is next (or stop there without coe), read the rest (one
- * block at a time while stepping), or hand the whole transfer to the
- * sequencer. */
-static void read_more(struct core *c, struct slot *s)
-{
-	while (s->got < s->len && in_start(c, s) + s->got == s->known_bad) {
-		uint64_t bad = s->known_bad;
-
-		if (s->tries < c->o->retries) {		/* that block alone, again */
-			s->tries++;
-			s->known_bad = UINT64_MAX;
-			s->cap = block_end(c, s);
-			submit_io(c, s->rq.idx, PDD_OP_READ);
-			return;
-		}
-		if (!c->o->coe) {
-			/* a block the map has finished keeps its mark: the
-			 * output holds its data from an earlier run */
-			if (c->map && !pdd_map_bytes(c->map, bad, bad + coe_unit(c), PDD_MAP_DONE) &&
-			    pdd_map_set(c->map, bad, coe_unit(c), PDD_MAP_BAD))
-				fail(c, s->rq.idx, PDD_OP_MAP, 0, 0, -ENOMEM);
-			stop_inside(c, s, bad, s->bad_err);
-			return;
-		}
-		if (c->map && pdd_map_bytes(c->map, bad, bad + (block_end(c, s) - s->got),
-					    PDD_MAP_DONE)) {
-			/* a map finer than the block: zeros would overwrite
-			 * bytes an earlier run copied */
-			pdd_error("'%s': LBA %" PRIu64 " cannot be read, and the map marks part of it "
-				  "finished: stopping rather than writing zeros over it",
-				  c->in->name, bad / coe_unit(c));
-			stop_inside(c, s, bad, s->bad_err);
-			return;
-		}
-		if (zero_fill(c, s)) {
-			fail(c, s->rq.idx, PDD_OP_MAP, 0, 0, -ENOMEM);
-			return;
-		}
-	}
-	if (s->got >= s->len) {
-		pdd_seq_read_done(&c->seq, s->rq.idx);
-		return;
-	}
-	if (s->got >= s->cap)
-		s->cap = s->stepping ? block_end(c, s) : s->len;
-	submit_io(c, s->rq.idx, PDD_OP_READ);
-}
-
-/* An error that means the medium could not give these bytes (EIO, a
- * SCSI medium error), as opposed to a device that is gone or refusing. */
-static bool unreadable(int err)
-{
-	struct pdd_result r = { .err = err };
-
-	return pdd_exit_status(&r) == PDD_EXIT_MEDIUM_HARD;
-}
-
-/*
- * The read of [got, cap) of transfer s failed.  When the medium is at
- * fault and the device named the first bad block (sg: the sense INFO
- * field), the blocks before it are read again, as sg_dd does; then coe=1
- * zero-fills the bad block and goes on, and without coe the copy stops
- * exactly there.  With coe and no such word, what is left of the
- * transfer is read one logical block at a time, and each block that
- * still fails is zero-filled.  Any other error stops the copy.
- */
-static void read_failed(struct core *c, struct slot *s)
-{
-	uint64_t start = in_start(c, s), bad = s->rq.bad_off;
-	size_t unit = coe_unit(c);
-	int err = (int)s->rq.res;
-	bool medium = !c->in->stream && unreadable(err);
-
-	if (medium && bad != UINT64_MAX && bad >= start + s->got && bad < start + s->cap) {
-		bad -= (bad - start) % unit;
-		s->known_bad = bad;
-		s->bad_err = err;
-		s->cap = (size_t)(bad - start);
-	} else if (!medium || !c->o->coe) {
-		fail(c, s->rq.idx, PDD_OP_READ, s->rq.off, s->rq.len, err);
-		return;
-	} else if (s->cap - s->got > unit) {
-		s->stepping = true;
-		s->cap = s->got + unit;
-	} else {
-		s->known_bad = start + s->got;
-		s->bad_err = err;
-	}
-	read_more(c, s);
+	core_submit_io(c, idx, PDD_OP_WRITE);
 }
 
 static void read_done(struct core *c, struct slot *s)
@@ -539,7 +232,7 @@ static void read_done(struct core *c, struct slot *s)
 		return;
 	}
 	if (s->rq.res < 0) {
-		read_failed(c, s);
+		core_read_failed(c, s);
 		return;
 	}
 	s->got += (size_t)s->rq.res;
@@ -554,7 +247,7 @@ static void read_done(struct core *c, struct slot *s)
 		pdd_seq_read_done(&c->seq, idx);
 		return;
 	}
-	read_more(c, s);
+	core_read_more(c, s);
 }
 
 static void write_done(struct core *c, struct slot *s)
@@ -569,9 +262,9 @@ static void write_done(struct core *c, struct slot *s)
 			c->part_idx = idx;
 			c->part_put = s->put;
 		}
-		fail(c, idx, PDD_OP_WRITE,
-		     s->rq.bad_off != UINT64_MAX ? s->rq.bad_off : s->rq.off, s->rq.len,
-		     s->rq.res ? (int)s->rq.res : -ENOSPC);
+		core_fail(c, idx, PDD_OP_WRITE,
+			  s->rq.bad_off != UINT64_MAX ? s->rq.bad_off : s->rq.off, s->rq.len,
+			  s->rq.res ? (int)s->rq.res : -ENOSPC);
 		return;
 	}
 	s->put += (size_t)s->rq.res;
@@ -584,7 +277,7 @@ static void write_done(struct core *c, struct slot *s)
 		int err = barrier_done(c, s);
 
 		if (err) {
-			fail(c, idx, PDD_OP_WRITE, c->p->out_off + s->rel, s->got, err);
+			core_fail(c, idx, PDD_OP_WRITE, c->p->out_off + s->rel, s->got, err);
 			return;
 		}
 	}
@@ -612,7 +305,7 @@ static void issue(struct core *c)
 				c->barrier = true;
 			}
 			pdd_seq_next_write(&c->seq, &idx);
-			limit_bad(c, slot_of(c, idx));
+			core_limit_bad(c, slot_of(c, idx));
 			c->r->in_bytes += slot_of(c, idx)->got;
 			submit_write(c, idx);
 			more = true;
@@ -634,39 +327,6 @@ static void check_signals(struct core *c)
 		pdd_msg_end_line();	/* under the progress line */
 		pdd_report(c->o, c->p, c->r);
 	}
-}
-
-/*
- * map=: mark what was written since the last save finished and save the
- * map.  The output is flushed first, so a map on disk never claims bytes
- * the output might still lose; once a flush has failed, nothing written
- * is marked any more (a later flush could succeed without the lost
- * pages).  A save that fails stops the copy.
- */
-static void save_map(struct core *c, bool finished)
-{
-	struct pdd_map *m = c->map;
-	int err = 0;
-
-	if (c->nfin && !c->flush_failed) {
-		int ferr = pdd_dev_flush(c->out);
-
-		if (ferr) {
-			c->flush_failed = true;
-			fail(c, c->seq.next_read, PDD_OP_FLUSH, 0, 0, ferr);
-		}
-	}
-	for (size_t i = 0; !c->flush_failed && !err && i < c->nfin; i++)
-		err = pdd_map_set(m, c->fin[i].pos, c->fin[i].size, PDD_MAP_DONE);
-	c->nfin = 0;
-	m->cur_pos = c->p->in_off + c->r->done;
-	/* after the flush: one that failed is not the end of the work */
-	m->cur_status = finished && !c->r->err ? PDD_MAP_DONE : PDD_MAP_UNTRIED;
-	if (!err)
-		err = pdd_map_save(m);	/* says why it failed */
-	if (err && !c->flush_failed)
-		fail(c, c->seq.next_read, PDD_OP_MAP, 0, 0, err);
-	c->last_save = pdd_now();
 }
 
 /* What the clock makes due: a progress line, a save of the map.  Only
@@ -693,7 +353,7 @@ static int run(struct core *c)
 		check_signals(c);
 		check_clock(c);
 		if (c->save_due && !c->writes) {
-			save_map(c, false);
+			core_save_map(c, false);
 			c->save_due = false;
 		}
 		issue(c);
@@ -716,57 +376,6 @@ static int run(struct core *c)
 	}
 }
 
-/* The smallest piece both sides can take at any multiple of it from the
- * range's start: the input's logical block, and what direct I/O needs. */
-static uint64_t grain(const struct core *c)
-{
-	uint64_t g = c->in->lbs ? c->in->lbs : 1;
-	bool out_blocks = c->out->kind == PDD_KIND_SG || c->out->kind == PDD_KIND_RAW ||
-			  c->out->kind == PDD_KIND_BLOCK;
-
-	/* an sg output writes whole blocks whether direct or not */
-	if (out_blocks && c->out->lbs > g)
-		g = c->out->lbs;
-	if (c->in->direct && c->in->io_align > g)
-		g = c->in->io_align;
-	if (c->out->direct && c->out->io_align > g)
-		g = c->out->io_align;
-	return g;
-}
-
-/* What to copy, relative to the range's start: all of it, or with a map
- * what it does not mark finished; and how many transfers that makes. */
-static int plan_todo(struct core *c, uint64_t *ntrans)
-{
-	const struct pdd_plan *p = c->p;
-	int err;
-
-	*ntrans = 0;
-	if (!c->map) {
-		c->todo = malloc(sizeof(*c->todo));
-		if (!c->todo)
-			return -ENOMEM;
-		c->todo[0] = (struct pdd_extent){ .pos = 0, .size = p->total };
-		c->ntodo = 1;
-		*ntrans = PDD_UNTIL_EOF;
-		if (p->total != PDD_UNTIL_EOF)
-			*ntrans = p->total / p->xfer + (p->total % p->xfer != 0);
-		return 0;
-	}
-	err = pdd_map_todo(c->map, p->in_off, p->in_off + p->total, grain(c),
-			   &c->todo, &c->ntodo);
-	if (err)
-		return err;
-	for (size_t i = 0; i < c->ntodo; i++) {
-		c->todo[i].pos -= p->in_off;
-		*ntrans += c->todo[i].size / p->xfer + (c->todo[i].size % p->xfer != 0);
-	}
-	c->cur_pos = c->ntodo ? c->todo[0].pos : 0;
-	/* the done mark starts where the first unfinished byte is */
-	c->r->done = c->ntodo ? c->todo[0].pos : p->total;
-	return 0;
-}
-
 static int setup(struct core *c)
 {
 	uint64_t ntrans;
@@ -774,7 +383,7 @@ static int setup(struct core *c)
 	const struct pdd_plan *p = c->p;
 	int err;
 
-	err = plan_todo(c, &ntrans);
+	err = core_plan_todo(c, &ntrans);
 	if (err) {
 		pdd_error("cannot plan the copy: %s", strerror(-err));
 		return err;
@@ -943,10 +552,10 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 	pdd_progress_end();
 	r->recovered = c.eng.recovered;
 	if (err && !r->err)
-		fail(&c, c.seq.next_write, PDD_OP_NONE, 0, 0, err);
+		core_fail(&c, c.seq.next_write, PDD_OP_NONE, 0, 0, err);
 	partial_done(&c);
 	if (map)		/* flushes the output first */
-		save_map(&c, !r->err && !r->signal);
+		core_save_map(&c, !r->err && !r->signal);
 	else if (o->sync && r->out_bytes) {
 		err = pdd_dev_flush(out);
 		if (err && !r->err) {

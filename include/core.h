@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The copy core's own state, shared by the files it is cut into:
+ * copy.c (the loop: reads, the write order, retiring, setup and the
+ * end), coe.c (reading around unreadable blocks, and reporting them as
+ * they are written) and copy-map.c (what the copy does for map=).  Not
+ * for anything outside the core.
+ */
+#ifndef PDD_CORE_H
+#define PDD_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "map.h"
+#include "pdd.h"
+#include "seq.h"
+
+struct slot {
+	struct pdd_req rq;		/* the request in flight for this slot */
+	char *buf;			/* one transfer's data */
+	uint64_t rel;			/* where it starts, from the range's start */
+	size_t len;			/* bytes this transfer should move */
+	size_t got;			/* bytes read so far */
+	size_t put;			/* bytes written so far */
+	/* coe: reading around bad blocks */
+	size_t cap;			/* the read in hand ends here (len unless
+					 * recovering) */
+	bool stepping;			/* one logical block per read */
+	uint64_t known_bad;		/* input offset of a block known bad, to
+					 * zero-fill (or stop at) when reached;
+					 * UINT64_MAX */
+	int bad_err;			/* the error that block gave */
+	unsigned int tries;		/* retries= spent on the block at got */
+	uint64_t *bad;			/* input offsets of its zero-filled blocks,
+					 * ascending; reported when it is written */
+	size_t nbad, badcap;
+};
+
+struct core {
+	const struct pdd_plan *p;	/* what to copy */
+	const struct pdd_opts *o;	/* what was asked */
+	struct pdd_dev *in, *out;	/* the two sides */
+	struct pdd_engine eng;		/* who moves the bytes */
+	struct pdd_seq seq;		/* write order and done mark */
+	struct slot *slots;		/* seq.win of them; transfer i uses i % win */
+	void **bufs;			/* each slot's buffer, for the engine */
+	unsigned int reads;		/* reads in flight */
+	unsigned int writes;		/* writes in flight */
+	uint64_t retired;		/* transfers counted into out_bytes */
+	uint64_t err_idx;		/* transfer of the error in r */
+	bool barrier;			/* a buffered write to a direct output is
+					 * in flight: nothing else may be */
+	double t0;			/* when the copy started */
+	struct pdd_result *r;		/* what happened */
+	/* the pieces of the range to copy, relative to its start */
+	struct pdd_extent *todo;
+	size_t ntodo;
+	size_t cur;			/* the piece the next transfer comes from */
+	uint64_t cur_pos;		/* and where in it */
+	/* map= */
+	struct pdd_map *map;		/* NULL without map= */
+	struct pdd_extent *fin;		/* written since the last save, input */
+	size_t nfin, fincap;		/* offsets; finished once flushed */
+	bool flush_failed;		/* nothing written may be marked any more */
+	double last_save;		/* when the map was saved */
+	bool save_due;			/* the map is to be saved: no new writes
+					 * until those in flight are done, so
+					 * that the flush before the save has
+					 * the output to itself (an sg device's
+					 * descriptor may be full of them) */
+	size_t bad_cap;			/* room in r->bad_lbas */
+	uint64_t nbad_issued;		/* zero-filled blocks in the writes
+					 * issued so far, for coe_limit= */
+	uint64_t limit_idx;		/* the transfer cut at coe_limit=, or
+					 * UINT64_MAX */
+	uint64_t limit_lba;		/* its last block, once written; or
+					 * UINT64_MAX */
+	uint64_t part_idx;		/* the lowest failed write that moved
+					 * some bytes first (UINT64_MAX: none) */
+	size_t part_put;		/* and how many: written all the same */
+};
+
+static inline struct slot *slot_of(struct core *c, uint64_t idx)
+{
+	return &c->slots[idx % c->seq.win];
+}
+
+static inline uint64_t in_start(const struct core *c, const struct slot *s)
+{
+	return c->p->in_off + s->rel;
+}
+
+/* The unit of recovery: the input's logical block (a sector, an sg LBA). */
+static inline size_t coe_unit(const struct core *c)
+{
+	return c->in->lbs;
+}
+
+/* copy.c */
+void core_record(struct core *c, uint64_t idx, enum pdd_op op, uint64_t off,
+		 size_t len, int err);
+void core_fail(struct core *c, uint64_t idx, enum pdd_op op, uint64_t off,
+	       size_t len, int err);
+void core_submit_io(struct core *c, uint64_t idx, enum pdd_op op);
+void *core_grow(void *array, size_t n, size_t *cap, size_t size);
+
+/* coe.c */
+void core_read_failed(struct core *c, struct slot *s);
+void core_read_more(struct core *c, struct slot *s);
+void core_limit_bad(struct core *c, struct slot *s);
+void core_report_bad(struct core *c, const struct slot *s);
+
+/* copy-map.c */
+int core_note_slot(struct core *c, const struct slot *s);
+void core_save_map(struct core *c, bool finished);
+int core_plan_todo(struct core *c, uint64_t *ntrans);
+
+#endif
