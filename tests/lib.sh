@@ -16,6 +16,8 @@
 #                          DIR/disk, faults F..); unmounted at exit
 #   mkloop_unmerged FILE [SECTOR]  mkloop with nomerges=2, so that a
 #                          request meeting a bad sector fails alone
+#   add_partition DISK N START LEN  a partition node of a loop device, in
+#                          $part; deleted at exit
 # Only the loop devices this test made are ever detached.
 set -u
 
@@ -31,9 +33,19 @@ echo "seed: PDD_SEED=$seed"
 T=$(mktemp -d "${PDD_TEST_DIR:-/var/tmp}/pdd-$name.XXXXXX")
 : >"$T/.loops"
 : >"$T/.mounts"
+: >"$T/.parts"
 
 cleanup() {
-	local dev
+	local dev p
+	# a loop device keeps added partitions after it is detached: they go
+	# first (a moment after their last user lets go)
+	while read -r p; do
+		[ -n "$p" ] || continue
+		for _ in 1 2 3 4 5 6 7 8 9 10; do
+			delpart "${p% *}" "${p#* }" 2>/dev/null && break
+			sleep 0.2
+		done
+	done <"$T/.parts"
 	while read -r dev; do
 		[ -n "$dev" ] && losetup -d "$dev" 2>/dev/null
 	done <"$T/.loops"
@@ -88,6 +100,26 @@ mkfaultfs() {
 	mkdir -p "$dir"
 	"$FAULTFS" "$back" "$dir" "$@" || fail "faultfs did not mount on $dir"
 	echo "$dir" >>"$T/.mounts"
+}
+
+# add_partition DISK N START LEN (512-byte sectors): a partition of a loop
+# device this test made (there is no partition scan), its node in $part;
+# devtmpfs makes it, or else it is made in $T.  Deleted at exit.
+add_partition() {
+	local disk=$1 n=$2 node
+	addpart "$disk" "$n" "$3" "$4" || fail "addpart $disk $n failed"
+	echo "$disk $n" >>"$T/.parts"
+	node=${disk}p$n
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		[ -b "$node" ] && break
+		sleep 0.1
+	done
+	if [ ! -b "$node" ]; then
+		node=$T/$(basename "$node")
+		mknod "$node" b $(tr : ' ' <"/sys/block/${disk#/dev/}/$(basename "$node")/dev") ||
+			fail "cannot make $node"
+	fi
+	part=$node
 }
 
 mktmpfs() {

@@ -14,12 +14,11 @@ command -v mkfs.ext4 >/dev/null || skip "no mkfs.ext4"
 # What this test sets up beyond lib.sh's loops and mounts is undone
 # first, while the loop devices are still attached (lib.sh detaches them
 # before it unmounts): device-mapper devices removed, file systems
-# unmounted (those that will not go are left in .mounts for lib.sh), swap
-# turned off, and the added partitions deleted.
+# unmounted (those that will not go are left in .mounts for lib.sh) and
+# swap turned off; lib.sh deletes the added partitions.
 swaps= dms=
-: >"$T/.parts"
 undo() {
-	local m left= s d p
+	local m left= s d
 	for d in $dms; do dmsetup remove "$d"; done
 	while read -r m; do
 		[ -n "$m" ] || continue
@@ -27,14 +26,6 @@ undo() {
 	done < <(tac "$T/.mounts")
 	printf '%s' "$left" >"$T/.mounts"
 	for s in $swaps; do swapoff "$s"; done
-	# a loop device keeps added partitions after it is detached
-	while read -r p; do
-		[ -n "$p" ] || continue
-		for _ in 1 2 3 4 5 6 7 8 9 10; do
-			delpart "${p% *}" "${p#* }" 2>/dev/null && break
-			sleep 0.2
-		done
-	done <"$T/.parts"
 }
 trap 'undo; cleanup' EXIT
 
@@ -56,25 +47,6 @@ unmount() {
 	umount "$1" || fail "cannot unmount $1"
 	grep -vxF -- "$1" "$T/.mounts" >"$T/.mounts.new"
 	mv "$T/.mounts.new" "$T/.mounts"
-}
-
-# add_partition DISK N START LEN (512-byte sectors): the partition's node
-# in $part; devtmpfs makes it, or else it is made in $T
-add_partition() {
-	local disk=$1 n=$2 node
-	addpart "$disk" "$n" "$3" "$4" || fail "addpart $disk $n failed"
-	echo "$disk $n" >>"$T/.parts"
-	node=${disk}p$n
-	for _ in 1 2 3 4 5 6 7 8 9 10; do
-		[ -b "$node" ] && break
-		sleep 0.1
-	done
-	if [ ! -b "$node" ]; then
-		node=$T/$(basename "$node")
-		mknod "$node" b $(tr : ' ' <"/sys/block/${disk#/dev/}/$(basename "$node")/dev") ||
-			fail "cannot make $node"
-	fi
-	part=$node
 }
 
 # refused OUT RC MESSAGE: if=src of=OUT is refused with RC and MESSAGE,

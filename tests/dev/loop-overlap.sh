@@ -8,17 +8,6 @@
 . "$(dirname "$0")/../lib.sh"
 requires_root
 
-# partitions added to the loop devices are deleted while those are still
-# attached: a loop device keeps them after it is detached
-: >"$T/.parts"
-undo() {
-	local p
-	while read -r p; do
-		[ -n "$p" ] && delpart "${p% *}" "${p#* }"
-	done <"$T/.parts"
-}
-trap 'undo; cleanup' EXIT
-
 MiB=1048576
 
 # mkloop_at FILE OFFSET: a loop device over FILE from byte OFFSET on
@@ -28,25 +17,6 @@ mkloop_at() {
 		fail "losetup --offset $2 on $1 failed"
 	echo "$dev" >>"$T/.loops"
 	echo "$dev"
-}
-
-# add_partition DISK N START LEN (512-byte sectors): the node in $part;
-# devtmpfs makes it, or else it is made in $T
-add_partition() {
-	local disk=$1 n=$2 node
-	addpart "$disk" "$n" "$3" "$4" || fail "addpart $disk $n failed"
-	echo "$disk $n" >>"$T/.parts"
-	node=${disk}p$n
-	for _ in 1 2 3 4 5 6 7 8 9 10; do
-		[ -b "$node" ] && break
-		sleep 0.1
-	done
-	if [ ! -b "$node" ]; then
-		node=$T/$(basename "$node")
-		mknod "$node" b $(tr : ' ' <"/sys/block/${disk#/dev/}/$(basename "$node")/dev") ||
-			fail "cannot make $node"
-	fi
-	part=$node
 }
 
 # refused ARGS... -- MESSAGE: pdd ARGS exits 31 with MESSAGE, and the same

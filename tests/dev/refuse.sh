@@ -11,11 +11,10 @@ requires_root
 # What this test sets up beyond lib.sh's loops and mounts is undone first,
 # while the loop devices are still attached: the holder is killed, the
 # file systems unmounted (those that will not go are left in .mounts for
-# lib.sh), swap turned off and the added partitions deleted.
+# lib.sh) and swap turned off; lib.sh deletes the added partitions.
 holder= swaps=
-: >"$T/.parts"
 undo() {
-	local m left= s p
+	local m left= s
 	if [ -n "$holder" ]; then
 		kill "$holder" 2>/dev/null
 		wait "$holder" 2>/dev/null
@@ -26,10 +25,6 @@ undo() {
 	done <"$T/.mounts"
 	printf '%s' "$left" >"$T/.mounts"
 	for s in $swaps; do swapoff "$s"; done
-	# a loop device keeps added partitions after it is detached
-	while read -r p; do
-		[ -n "$p" ] && delpart "${p% *}" "${p#* }"
-	done <"$T/.parts"
 }
 trap 'undo; cleanup' EXIT
 
@@ -39,25 +34,6 @@ MiB=1048576
 # unchanged DEV SUM: DEV still has the sha256 SUM it had before
 unchanged() {
 	[ "$(sha256sum <"$1")" = "$2" ] || fail "refused copy changed $1 (line ${BASH_LINENO[0]})"
-}
-
-# add_partition DISK N START LEN (512-byte sectors): the partition's node
-# in $part; devtmpfs makes it, or else it is made in $T
-add_partition() {
-	local disk=$1 n=$2 node
-	addpart "$disk" "$n" "$3" "$4" || fail "addpart $disk $n failed"
-	echo "$disk $n" >>"$T/.parts"
-	node=${disk}p$n
-	for _ in 1 2 3 4 5 6 7 8 9 10; do
-		[ -b "$node" ] && break
-		sleep 0.1
-	done
-	if [ ! -b "$node" ]; then
-		node=$T/$(basename "$node")
-		mknod "$node" b $(tr : ' ' <"/sys/block/${disk#/dev/}/$(basename "$node")/dev") ||
-			fail "cannot make $node"
-	fi
-	part=$node
 }
 
 mkext4() {
