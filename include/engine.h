@@ -1,17 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The engine interface.  The copy core (copy.c) decides what to read and
- * write and in which order; an engine only moves bytes.  The core hands an
- * engine one request at a time with submit() and collects finished ones
- * with reap(); it never waits on a particular request.  A synchronous
- * engine may complete a request inside submit() and hand it back from the
- * next reap().  Engines are listed in one table in engine.c.
+ * The engine interface.  Each side of a copy has an engine of its own,
+ * chosen from its kind (engine.c): the one engine= names for block
+ * devices, files and raw devices, sg for an sg device.  The driver
+ * (drive.c) hands an engine one request at a time with submit() and
+ * collects finished ones with reap(); it never waits on a particular
+ * request, and it waits on both sides' engines at once by polling the
+ * descriptors pollfd() gives.  An engine keeps no requests of its own
+ * beyond those it has started: when it has no room it answers
+ * PDD_BUSY, and the driver offers the request again after the engine's
+ * next completion.
  */
 #ifndef PDD_ENGINE_H
 #define PDD_ENGINE_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <poll.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -36,52 +41,64 @@ struct pdd_req {
 	uint64_t idx;			/* transfer number, the core's */
 	unsigned int buf_idx;		/* which of engine->bufs buf lies in, so an
 					 * engine may use registered buffers */
-	struct pdd_req *next;		/* link for the engine's queues */
+	struct pdd_req *next;		/* link for the queue of whoever holds it:
+					 * the engine, or the driver while the
+					 * engine is busy */
 };
 
 struct pdd_engine;
 
+/* submit()'s answers that are not -errno */
+enum {
+	PDD_QUEUED = 0,			/* started: the engine owns rq until
+					 * reap() hands it back */
+	PDD_BUSY = 1,			/* no room now: rq is not taken */
+};
+
 struct pdd_engine_ops {
-	const char *name;		/* "uring", "aio", "threads" */
-	bool threaded;			/* threads= sets its number of workers;
-					 * otherwise one thread submits */
-	bool sg;			/* drives sg devices; a copy with an sg
-					 * side takes such an engine, and only
-					 * such an engine needs one */
-	/* 0: this engine drives these two sides at full speed here; 1: it
-	 * can, but no better than a plain system call (engine=auto passes it
+	const char *name;		/* "uring", "aio", "threads", "sg" */
+	bool threaded;			/* threads= sets its number of workers */
+	bool sg;			/* drives sg devices, and nothing else */
+	/* 0: this engine drives the side d at full speed here; 1: it can,
+	 * but no better than a plain system call (engine=auto passes it
 	 * over); -errno: it cannot run here.  NULL means always 0. */
-	int (*probe)(const struct pdd_dev *in, const struct pdd_dev *out);
+	int (*probe)(const struct pdd_dev *d);
 	/* transfers in flight when qd= is not given */
 	unsigned int (*default_depth)(size_t xfer, unsigned int threads);
 	/* set up for e->threads workers and e->depth requests in flight; the
-	 * sides and every buffer are known by now, for engines that register
+	 * side and every buffer are known by now, for engines that register
 	 * files or buffers with the kernel */
 	int (*init)(struct pdd_engine *e);
-	/* start rq; 0 or -errno (then rq is not owned by the engine) */
+	/* start rq: PDD_QUEUED, PDD_BUSY, or -errno (rq is not taken) */
 	int (*submit)(struct pdd_engine *e, struct pdd_req *rq);
-	/* wait until at least one request is done and store up to max of them
-	 * in done[]; returns how many, or -errno */
-	int (*reap)(struct pdd_engine *e, struct pdd_req **done, unsigned int max);
-	/* stop and free; every submitted request has been reaped */
+	/* hand the device what submit() queued, then store up to max
+	 * finished requests in done[]; when none has finished, wait up to
+	 * timeout_ms for one (0: do not wait).  Returns how many, 0 when
+	 * the time ran out or a signal came, or -errno. */
+	int (*reap)(struct pdd_engine *e, struct pdd_req **done, unsigned int max,
+		    int timeout_ms);
+	/* the descriptors that poll() finds readable once one of the
+	 * requests handed to the device has finished: fills up to max of
+	 * pfd (fd and events), returns how many */
+	unsigned int (*pollfd)(struct pdd_engine *e, struct pollfd *pfd, unsigned int max);
+	/* make what was written durable (nothing in flight); NULL: fsync
+	 * or fdatasync of the side's descriptors (pdd_dev_flush) */
+	int (*flush)(struct pdd_engine *e);
+	/* stop and free; every started request has been reaped */
 	void (*exit)(struct pdd_engine *e);
 };
 
+/* pollfd() fills at most this many descriptors */
+#define PDD_ENGINE_MAX_FDS 64
+
 struct pdd_engine {
 	const struct pdd_engine_ops *ops;	/* the engine's hooks */
+	const struct pdd_dev *dev;	/* the side it drives */
 	unsigned int threads;		/* worker threads to use */
 	unsigned int depth;		/* most requests in flight at once */
-	const struct pdd_dev *in;	/* the input side */
-	const struct pdd_dev *out;	/* the output side */
 	void *const *bufs;		/* the core's transfer buffers */
 	unsigned int nbufs;		/* how many */
 	size_t buf_len;			/* bytes in each */
-	/* An engine run inside another (the sg engine hands the other side
-	 * to threads) does not block in reap(), which returns 0 when
-	 * nothing is done, and adds 1 to the eventfd notify_fd for each
-	 * request it finishes, so the outer engine can poll for both. */
-	bool notify;
-	int notify_fd;
 	uint64_t recovered;		/* errors the device recovered itself */
 	void *priv;			/* the engine's own state */
 };
@@ -97,11 +114,11 @@ extern const struct pdd_engine_ops pdd_uring_ops;
 extern const struct pdd_engine_ops pdd_aio_ops;
 #endif
 
-const struct pdd_engine_ops *pdd_engine_choose(const char *name,
-					       const struct pdd_dev *in,
-					       const struct pdd_dev *out, int *err);
+int pdd_engine_choose(const char *name, const struct pdd_dev *in,
+		      const struct pdd_dev *out, const struct pdd_engine_ops *ops[2]);
 int pdd_engine_start(struct pdd_engine *e, const struct pdd_engine_ops *ops,
 		     const struct pdd_engine *want);
+int pdd_engine_flush(struct pdd_engine *e);
 unsigned int pdd_async_depth(size_t xfer, unsigned int threads);
 bool pdd_engine_known(const char *name);
 void pdd_engine_names(char *buf, size_t len);
