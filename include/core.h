@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "drive.h"
 #include "engine.h"
 #include "map.h"
 #include "pdd.h"
@@ -43,12 +44,12 @@ struct core {
 	const struct pdd_plan *p;	/* what to copy */
 	const struct pdd_opts *o;	/* what was asked */
 	struct pdd_dev *in, *out;	/* the two sides */
-	struct pdd_engine eng;		/* who moves the bytes */
+	struct pdd_drive drv;		/* the two sides' engines, and the loop */
 	struct pdd_seq seq;		/* write order and done mark */
 	struct slot *slots;		/* seq.win of them; transfer i uses i % win */
 	void **bufs;			/* each slot's buffer, for the engine */
-	unsigned int reads;		/* reads in flight */
-	unsigned int writes;		/* writes in flight */
+	unsigned int reads;		/* reads handed to the driver, not back */
+	unsigned int writes;		/* writes likewise */
 	uint64_t retired;		/* transfers counted into out_bytes */
 	uint64_t err_idx;		/* transfer of the error in r */
 	bool barrier;			/* a buffered write to a direct output is
@@ -85,7 +86,7 @@ struct core {
 
 static inline struct slot *slot_of(struct core *c, uint64_t idx)
 {
-	return &c->slots[idx % c->seq.win];
+	return &c->slots[idx % pdd_seq_win(&c->seq)];
 }
 
 static inline uint64_t in_start(const struct core *c, const struct slot *s)

@@ -118,7 +118,6 @@ int pdd_engine_choose(const char *name, const struct pdd_dev *in,
 		      const struct pdd_dev *out, const struct pdd_engine_ops *ops[2]);
 int pdd_engine_start(struct pdd_engine *e, const struct pdd_engine_ops *ops,
 		     const struct pdd_engine *want);
-int pdd_engine_flush(struct pdd_engine *e);
 unsigned int pdd_async_depth(size_t xfer, unsigned int threads);
 bool pdd_engine_known(const char *name);
 void pdd_engine_names(char *buf, size_t len);

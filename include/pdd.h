@@ -154,11 +154,12 @@ struct pdd_plan {
 					 * block numbers shown count from them */
 	uint64_t total;			/* bytes to copy; PDD_UNTIL_EOF for streams */
 	unsigned int depth;		/* transfers in flight */
-	unsigned int threads;		/* worker threads */
+	unsigned int threads;		/* worker threads of a threaded side */
 	size_t buf_align;		/* buffer address alignment */
 	size_t buf_len;			/* bytes in each buffer: a transfer, or
 					 * the whole copy when that is less */
-	const struct pdd_engine_ops *ops; /* the engine that will run */
+	const struct pdd_engine_ops *ops[2]; /* each side's engine: the input's,
+					 * the output's (NULL: it discards) */
 };
 
 #define PDD_UNTIL_EOF UINT64_MAX
@@ -234,6 +235,7 @@ void pdd_dev_leave(const struct pdd_dev *d, uint64_t off);
 /* plan.c */
 int pdd_plan_make(const struct pdd_opts *o, const struct pdd_dev *in,
 		  const struct pdd_dev *out, struct pdd_plan *p);
+const char *pdd_plan_engine(const struct pdd_plan *p);
 void pdd_plan_print(FILE *f, const struct pdd_plan *p,
 		    const struct pdd_dev *in, const struct pdd_dev *out);
 
@@ -270,7 +272,7 @@ size_t pdd_fmt_progress(char *buf, size_t len, uint64_t bytes, uint64_t total,
 			double secs, double rate, unsigned int width);
 void pdd_progress_start(bool on, const struct pdd_extent *todo, size_t n,
 			double t0);
-void pdd_progress_tick(uint64_t bytes, double now);
+void pdd_progress_tick(uint64_t bytes, double now, double idle);
 void pdd_progress_end(void);
 
 /* verify.c */

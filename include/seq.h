@@ -44,4 +44,12 @@ void pdd_seq_write_done(struct pdd_seq *s, uint64_t idx);
 void pdd_seq_stop_at(struct pdd_seq *s, uint64_t idx);
 void pdd_seq_drop(struct pdd_seq *s, uint64_t idx);
 
+/* Reading the sequencer: its slots, the done mark, the next transfer to
+ * read and to write, and where writing ends. */
+static inline unsigned int pdd_seq_win(const struct pdd_seq *s) { return s->win; }
+static inline uint64_t pdd_seq_done(const struct pdd_seq *s) { return s->done; }
+static inline uint64_t pdd_seq_next_read(const struct pdd_seq *s) { return s->next_read; }
+static inline uint64_t pdd_seq_to_write(const struct pdd_seq *s) { return s->next_write; }
+static inline uint64_t pdd_seq_end(const struct pdd_seq *s) { return s->end; }
+
 #endif

@@ -42,7 +42,7 @@ void core_report_bad(struct core *c, const struct slot *s)
 			r->bad_lbas[r->nbad_lbas++] = lba;
 		}
 		if (c->map && pdd_map_set(c->map, off, n, PDD_MAP_BAD))
-			core_fail(c, c->seq.next_read, PDD_OP_MAP, 0, 0, -ENOMEM);
+			core_fail(c, pdd_seq_next_read(&c->seq), PDD_OP_MAP, 0, 0, -ENOMEM);
 	}
 }
 

@@ -57,11 +57,11 @@ void core_save_map(struct core *c, bool finished)
 	int err = 0;
 
 	if (c->nfin && !c->flush_failed) {
-		int ferr = pdd_dev_flush(c->out);
+		int ferr = pdd_drive_flush(&c->drv, PDD_OUT, c->out);
 
 		if (ferr) {
 			c->flush_failed = true;
-			core_fail(c, c->seq.next_read, PDD_OP_FLUSH, 0, 0, ferr);
+			core_fail(c, pdd_seq_next_read(&c->seq), PDD_OP_FLUSH, 0, 0, ferr);
 		}
 	}
 	for (size_t i = 0; !c->flush_failed && !err && i < c->nfin; i++)
@@ -73,7 +73,7 @@ void core_save_map(struct core *c, bool finished)
 	if (!err)
 		err = pdd_map_save(m);	/* says why it failed */
 	if (err && !c->flush_failed)
-		core_fail(c, c->seq.next_read, PDD_OP_MAP, 0, 0, err);
+		core_fail(c, pdd_seq_next_read(&c->seq), PDD_OP_MAP, 0, 0, err);
 	c->last_save = pdd_now();
 }
 

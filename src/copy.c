@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The copy core.  The range is cut into transfers of bs*bpt bytes,
- * numbered from 0.  One loop hands reads to the engine, passes each
- * finished read to the sequencer, issues writes in ascending transfer
+ * numbered from 0.  Each turn of the driver's loop (drive.c) the core
+ * hands reads to the input's engine, passes each finished read to the
+ * sequencer, issues writes to the output's engine in ascending transfer
  * order as the sequencer allows, and retires finished writes into the
- * done mark.  The engine only moves bytes; every decision is made here,
+ * done mark.  The engines only move bytes; every decision is made here,
  * in one thread, so no lock is ever held across a read or a write.
  *
  * A short read or write is resubmitted for the rest; a read that returns
@@ -69,7 +70,6 @@ void core_submit_io(struct core *c, uint64_t idx, enum pdd_op op)
 	struct pdd_dev *d = rd ? c->in : c->out;
 	size_t moved = rd ? s->got : s->put;
 	uint64_t off = (rd ? c->p->in_off : c->p->out_off) + s->rel + moved;
-	int err;
 
 	rq->op = op;
 	rq->idx = idx;
@@ -79,15 +79,12 @@ void core_submit_io(struct core *c, uint64_t idx, enum pdd_op op)
 	rq->bad_off = UINT64_MAX;
 	rq->positional = !d->stream;
 	rq->fd = pdd_dev_pick_fd(d, off, rq->len, rq->buf);
-	err = c->eng.ops->submit(&c->eng, rq);
-	if (err) {
-		core_fail(c, idx, op, off, rq->len, err);
-		return;
-	}
+	/* counted first: a request the engine refuses comes back failed */
 	if (rd)
 		c->reads++;
 	else
 		c->writes++;
+	pdd_drive_submit(&c->drv, rd ? PDD_IN : PDD_OUT, rq);
 }
 
 /* The next transfer: up to xfer bytes of the current piece. */
@@ -144,7 +141,7 @@ static void retire_slot(struct core *c, uint64_t idx)
 	c->r->out_bytes += s->got;
 	c->r->done = s->rel + s->got;
 	if (c->map && !c->flush_failed && core_note_slot(c, s))
-		core_fail(c, c->seq.next_read, PDD_OP_MAP, 0, 0, -ENOMEM);
+		core_fail(c, pdd_seq_next_read(&c->seq), PDD_OP_MAP, 0, 0, -ENOMEM);
 	if (idx == c->limit_idx) {
 		uint64_t off = s->bad[s->nbad - 1];
 
@@ -158,7 +155,7 @@ static void retire(struct core *c, uint64_t idx)
 	pdd_seq_write_done(&c->seq, idx);
 	/* the sequencer frees slots behind the done mark, but nothing reuses
 	 * them before the next read starts, so their lengths are still here */
-	while (c->retired < c->seq.done)
+	while (c->retired < pdd_seq_done(&c->seq))
 		retire_slot(c, c->retired++);
 }
 
@@ -170,7 +167,7 @@ static void partial_done(struct core *c)
 {
 	struct slot *s = slot_of(c, c->part_idx);
 
-	if (c->part_idx == UINT64_MAX || c->seq.done != c->part_idx)
+	if (c->part_idx == UINT64_MAX || pdd_seq_done(&c->seq) != c->part_idx)
 		return;
 	/* the transfer, cut where its write stopped: zero-filled blocks
 	 * past that were not written, and those before it were */
@@ -227,7 +224,7 @@ static void read_done(struct core *c, struct slot *s)
 {
 	uint64_t idx = s->rq.idx;
 
-	if (idx >= c->seq.end) {		/* past an error or the end */
+	if (idx >= pdd_seq_end(&c->seq)) {		/* past an error or the end */
 		pdd_seq_drop(&c->seq, idx);
 		return;
 	}
@@ -269,7 +266,7 @@ static void write_done(struct core *c, struct slot *s)
 	}
 	s->put += (size_t)s->rq.res;
 	if (s->put < s->got) {
-		if (idx < c->seq.end)
+		if (idx < pdd_seq_end(&c->seq))
 			submit_write(c, idx);
 		return;
 	}
@@ -314,72 +311,67 @@ static void issue(struct core *c)
 }
 
 /* SIGINT or SIGTERM: no new reads; what is in flight is finished and
- * written below them.  SIGUSR1: the report so far. */
-static void check_signals(struct core *c)
+ * written below them. */
+static void on_stop(void *ctx, int sig)
 {
-	if (pdd_stop_signal && !c->r->signal) {
-		c->r->signal = pdd_stop_signal;
-		pdd_seq_stop_at(&c->seq, c->seq.next_read);
-	}
-	if (pdd_report_now) {
-		pdd_report_now = 0;
-		c->r->secs = pdd_now() - c->t0;
-		pdd_msg_end_line();	/* under the progress line */
-		pdd_report(c->o, c->p, c->r);
-	}
+	struct core *c = ctx;
+
+	c->r->signal = sig;
+	pdd_seq_stop_at(&c->seq, pdd_seq_next_read(&c->seq));
 }
 
-/* What the clock makes due: a progress line, a save of the map.  Only
- * read when one of them is asked for. */
-static void check_clock(struct core *c)
+/* SIGUSR1: the report so far. */
+static void on_report(void *ctx)
 {
-	bool saves = c->map && c->o->map_interval;
-	double t;
+	struct core *c = ctx;
 
-	if (!c->o->progress && !saves)
-		return;
-	t = pdd_now();
-	pdd_progress_tick(c->r->out_bytes, t);
-	if (saves && t - c->last_save >= c->o->map_interval)
+	c->r->secs = pdd_now() - c->t0;
+	pdd_msg_end_line();	/* under the progress line */
+	pdd_report(c->o, c->p, c->r);
+}
+
+/* Each turn of the loop: what the clock makes due (a progress line, a
+ * save of the map), then whatever may start. */
+static void on_turn(void *ctx, double now)
+{
+	struct core *c = ctx;
+
+	if (c->o->progress)
+		pdd_progress_tick(c->r->out_bytes, now, now - c->drv.last_done);
+	if (c->map && c->o->map_interval && now - c->last_save >= c->o->map_interval)
 		c->save_due = true;
+	if (c->save_due && !c->writes) {
+		core_save_map(c, false);
+		c->save_due = false;
+	}
+	issue(c);
 }
 
-static int run(struct core *c)
+/* A request is back from an engine. */
+static void on_done(void *ctx, struct pdd_req *rq)
 {
-	struct pdd_req *done[64];
-	int n;
+	struct core *c = ctx;
+	struct slot *s = (struct slot *)rq;	/* rq is first */
 
-	for (;;) {
-		check_signals(c);
-		check_clock(c);
-		if (c->save_due && !c->writes) {
-			core_save_map(c, false);
-			c->save_due = false;
-		}
-		issue(c);
-		if (!c->reads && !c->writes)
-			return 0;
-		n = c->eng.ops->reap(&c->eng, done, 64);
-		if (n < 0)
-			return n;
-		for (int i = 0; i < n; i++) {
-			struct slot *s = (struct slot *)done[i];	/* rq is first */
-
-			if (s->rq.op == PDD_OP_READ) {
-				c->reads--;
-				read_done(c, s);
-			} else {
-				c->writes--;
-				write_done(c, s);
-			}
-		}
+	if (rq->op == PDD_OP_READ) {
+		c->reads--;
+		read_done(c, s);
+	} else {
+		c->writes--;
+		write_done(c, s);
 	}
 }
+
+static const struct pdd_drive_ops copy_ops = {
+	.turn = on_turn,
+	.done = on_done,
+	.stop = on_stop,
+	.report = on_report,
+};
 
 static int setup(struct core *c)
 {
 	uint64_t ntrans;
-	sigset_t old;
 	const struct pdd_plan *p = c->p;
 	int err;
 
@@ -408,33 +400,22 @@ static int setup(struct core *c)
 	err = pdd_dev_create(c->out);
 	if (err)
 		return err;
-	/* the engine's threads leave the copy's signals to this one */
-	pdd_signals_block(true, &old);
-	err = pdd_engine_start(&c->eng, p->ops, &(struct pdd_engine){
-		.threads = p->threads, .depth = p->depth, .in = c->in, .out = c->out,
-		.bufs = c->bufs, .nbufs = p->depth, .buf_len = p->buf_len });
-	pdd_signals_block(false, &old);
-	if (err) {
-		pdd_error("cannot start engine %s: %s", p->ops->name, strerror(-err));
+	c->drv.ops = &copy_ops;
+	c->drv.ctx = c;
+	err = pdd_drive_start(&c->drv, p, (const struct pdd_dev *[2]){ c->in, c->out },
+			      c->bufs, p->depth, p->depth);
+	if (err)
 		return err;
-	}
 	err = pdd_dev_truncate(c->out, p->out_off);
 	if (err)
 		return err;
-	if (c->eng.ops->threaded)
-		pdd_info(1, "engine %s, %u thread%s, %u transfer%s of %zu bytes in flight",
-			 c->eng.ops->name, p->threads, p->threads == 1 ? "" : "s",
-			 p->depth, p->depth == 1 ? "" : "s", p->xfer);
-	else
-		pdd_info(1, "engine %s, %u transfer%s of %zu bytes in flight",
-			 c->eng.ops->name, p->depth, p->depth == 1 ? "" : "s", p->xfer);
+	pdd_drive_describe(&c->drv, "", p->depth, p->xfer);
 	return 0;
 }
 
 static void teardown(struct core *c)
 {
-	if (c->eng.ops)
-		c->eng.ops->exit(&c->eng);
+	pdd_drive_end(&c->drv);
 	if (c->bufs)
 		for (unsigned int i = 0; i < c->p->depth; i++)
 			free(c->bufs[i]);
@@ -548,16 +529,16 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 	c.t0 = c.last_save = pdd_now();
 	pdd_progress_start(o->progress, c.todo, c.ntodo, c.t0);
 
-	err = run(&c);
+	err = pdd_drive_run(&c.drv);
 	pdd_progress_end();
-	r->recovered = c.eng.recovered;
+	r->recovered = c.drv.eng[PDD_IN].recovered + c.drv.eng[PDD_OUT].recovered;
 	if (err && !r->err)
-		core_fail(&c, c.seq.next_write, PDD_OP_NONE, 0, 0, err);
+		core_fail(&c, pdd_seq_to_write(&c.seq), PDD_OP_NONE, 0, 0, err);
 	partial_done(&c);
 	if (map)		/* flushes the output first */
 		core_save_map(&c, !r->err && !r->signal);
 	else if (o->sync && r->out_bytes) {
-		err = pdd_dev_flush(out);
+		err = pdd_drive_flush(&c.drv, PDD_OUT, out);
 		if (err && !r->err) {
 			r->err = err;
 			r->err_op = PDD_OP_FLUSH;

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The table of engines and the choice among them.  A copy with an sg
- * device on either side takes the sg engine, and no other copy does.
- * Otherwise engine=auto takes the first engine in the table that can
- * drive both sides at full speed: io_uring, then libaio, then threads,
- * which always works.  An engine named on the command line is used if it
- * can run at all.
+ * The table of engines and the choice of each side's.  An sg device
+ * always takes the sg engine, and nothing else does; an output that
+ * discards (/dev/null) takes none.  Every other side takes the engine
+ * engine= names if it can run at all, and with engine=auto the first in
+ * the table that drives it at full speed: io_uring, then libaio, then
+ * threads, which always works.
  */
 #include <errno.h>
 #include <string.h>
@@ -45,48 +45,83 @@ void pdd_engine_names(char *buf, size_t len)
 		n += (size_t)snprintf(buf + n, len - n, ", %s", engines[i]->name);
 }
 
-const struct pdd_engine_ops *pdd_engine_choose(const char *name,
-					       const struct pdd_dev *in,
-					       const struct pdd_dev *out, int *err)
+/* The engine for side d, not an sg device.  said has a bit for each
+ * engine whose refusal was said already (a probe answers the same for
+ * both sides). */
+static int choose_one(const char *name, const struct pdd_dev *d, unsigned int *said,
+		      const struct pdd_engine_ops **chosen)
 {
 	bool any = !strcmp(name, "auto");
-	bool sg = in->kind == PDD_KIND_SG || out->kind == PDD_KIND_SG;
-	bool said = false;
+	int err = -ENOENT;
 
-	*err = -ENOENT;
 	for (size_t i = 0; i < N_ENGINES; i++) {
 		const struct pdd_engine_ops *ops = engines[i];
 		int r;
 
-		if (!any && strcmp(ops->name, name))
+		if (ops->sg || (!any && strcmp(ops->name, name)))
 			continue;
-		if (ops->sg != sg) {
-			/* only the sg engine sends SCSI commands, and it
-			 * needs an sg device to send them to */
-			if (!any)
-				pdd_error("engine=%s: %s", name, sg ?
-					  "an sg device takes engine=sg (or auto)" :
-					  "neither side is an sg device");
-			said = !any;
-			*err = -EOPNOTSUPP;
-			continue;
+		r = ops->probe ? ops->probe(d) : 0;
+		if (r == 0 || (r > 0 && !any)) {
+			*chosen = ops;
+			return 0;
 		}
-		r = ops->probe ? ops->probe(in, out) : 0;
-		if (r == 0 || (r > 0 && !any))
-			return ops;
+		err = r < 0 ? r : -EOPNOTSUPP;
+		if (*said & (1u << i))
+			continue;
+		*said |= 1u << i;
 		if (r > 0)
 			pdd_info(1, "engine %s passed over: it would run synchronously here",
 				 ops->name);
 		else
 			pdd_info(1, "engine %s cannot run here: %s", ops->name, strerror(-r));
-		*err = r < 0 ? r : -EOPNOTSUPP;
 	}
-	if (!said)
-		pdd_error("engine=%s cannot run here: %s", name, strerror(-*err));
-	return NULL;
+	pdd_error("engine=%s cannot run here: %s", name, strerror(-err));
+	return err;
 }
 
-/* Start ops with the sides, sizes and buffers given in want. */
+/*
+ * Each side's engine into ops[] (input, output; NULL for an output that
+ * discards).  engine=sg names the engine of the sg sides, so it needs
+ * one; a side that is not an sg device then takes auto's choice.
+ * Returns 0, or -errno when a side has none that can run (said why).
+ */
+int pdd_engine_choose(const char *name, const struct pdd_dev *in,
+		      const struct pdd_dev *out, const struct pdd_engine_ops *ops[2])
+{
+	const struct pdd_dev *side[2] = { in, out };
+	bool sg = in->kind == PDD_KIND_SG || out->kind == PDD_KIND_SG;
+	unsigned int said = 0;
+	int err;
+
+	if (!strcmp(name, "sg")) {
+		if (!sg) {
+			pdd_error("engine=sg: neither side is an sg device");
+			return -EOPNOTSUPP;
+		}
+		name = "auto";
+	}
+	for (int k = 0; k < 2; k++) {
+		ops[k] = NULL;
+		if (k == 1 && out->kind == PDD_KIND_NULL)
+			continue;
+		if (side[k]->kind == PDD_KIND_SG) {
+#ifdef HAVE_SGUTILS
+			ops[k] = &pdd_sg_ops;
+			continue;
+#else
+			pdd_error("'%s' is an sg device, and pdd was built without libsgutils2",
+				  side[k]->name);
+			return -EOPNOTSUPP;
+#endif
+		}
+		err = choose_one(name, side[k], &said, &ops[k]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Start ops on the side, sizes and buffers given in want. */
 int pdd_engine_start(struct pdd_engine *e, const struct pdd_engine_ops *ops,
 		     const struct pdd_engine *want)
 {

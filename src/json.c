@@ -101,7 +101,7 @@ static void num(FILE *f, double v)
 		fputs("null", f);
 }
 
-static void side(FILE *f, const struct pdd_dev *d)
+static void side(FILE *f, const struct pdd_dev *d, const struct pdd_engine_ops *ops)
 {
 	bool first = true;
 
@@ -131,6 +131,8 @@ static void side(FILE *f, const struct pdd_dev *d)
 	pdd_json_str(f, d->serial[0] ? d->serial : NULL);
 	key(f, 2, &first, "backing_file");
 	pdd_json_str(f, d->backing[0] ? d->backing : NULL);
+	key(f, 2, &first, "engine");
+	pdd_json_str(f, ops ? ops->name : NULL);
 	fprintf(f, "\n  }");
 }
 
@@ -278,13 +280,13 @@ void pdd_report_json(FILE *f, const struct pdd_json *j)
 	key(f, 1, &first, "dry_run");
 	fputs(j->dry_run ? "true" : "false", f);
 	key(f, 1, &first, "input");
-	side(f, j->in);
+	side(f, j->in, p ? p->ops[0] : NULL);
 	key(f, 1, &first, "output");
-	side(f, j->out);
+	side(f, j->out, p ? p->ops[1] : NULL);
 	key(f, 1, &first, "bs");
 	p ? fprintf(f, "%" PRIu64, p->bs) : fputs("null", f);
 	key(f, 1, &first, "engine");
-	pdd_json_str(f, p ? p->ops->name : NULL);
+	pdd_json_str(f, p ? pdd_plan_engine(p) : NULL);
 	key(f, 1, &first, "bytes_in");
 	r ? fprintf(f, "%" PRIu64, r->in_bytes) : fputs("0", f);
 	key(f, 1, &first, "bytes_out");

@@ -198,14 +198,22 @@ static int check_map(const struct pdd_opts *o, const struct pdd_dev *in,
 	return 0;
 }
 
+/* Does a side run on worker threads (threads= counts them)? */
+static bool threaded(const struct pdd_plan *p)
+{
+	return (p->ops[0] && p->ops[0]->threaded) || (p->ops[1] && p->ops[1]->threaded);
+}
+
 static unsigned int pick_depth(const struct pdd_opts *o, const struct pdd_plan *p)
 {
 	uint64_t depth = o->qd;
 	uint64_t by_mem = PDD_MAX_INFLIGHT_BYTES / p->xfer;
 	uint64_t ntrans;
 
-	if (!depth)
-		depth = p->ops->default_depth(p->xfer, o->threads);
+	/* the deeper of the two sides' */
+	for (int k = 0; !o->qd && k < 2; k++)
+		if (p->ops[k] && p->ops[k]->default_depth(p->xfer, o->threads) > depth)
+			depth = p->ops[k]->default_depth(p->xfer, o->threads);
 	if (depth > by_mem)
 		depth = by_mem;
 	if (p->total != PDD_UNTIL_EOF) {
@@ -286,14 +294,13 @@ int pdd_plan_make(const struct pdd_opts *o, const struct pdd_dev *in,
 		return -EINVAL;
 	}
 
-	p->ops = pdd_engine_choose(o->engine, in, out, &err);
-	if (!p->ops)
+	err = pdd_engine_choose(o->engine, in, out, p->ops);
+	if (err)
 		return err;	/* engine.c said why */
 	p->depth = pick_depth(o, p);
-	p->threads = !p->ops->threaded ? 1 : o->threads < p->depth ? o->threads : p->depth;
-	if (p->ops->sg && in->kind == PDD_KIND_SG &&
-	    (out->kind == PDD_KIND_SG || out->kind == PDD_KIND_NULL))
-		p->threads = 1;		/* no side for the sg engine's workers */
+	p->threads = 1;
+	if (threaded(p))
+		p->threads = o->threads < p->depth ? o->threads : p->depth;
 	p->buf_align = page > 0 ? (size_t)page : 4096;
 	if (in->mem_align > p->buf_align)
 		p->buf_align = in->mem_align;
@@ -358,6 +365,18 @@ static void print_range(FILE *f, const char *label, uint64_t off, uint64_t base,
 			(off - base + p->total - 1) / p->bs, off + p->total - 1);
 }
 
+/* The engine's name when both sides that take one take the same, else
+ * the input's and the output's joined by a comma, for the report. */
+const char *pdd_plan_engine(const struct pdd_plan *p)
+{
+	static char both[64];
+
+	if (!p->ops[1] || p->ops[0] == p->ops[1])
+		return p->ops[0]->name;
+	snprintf(both, sizeof(both), "%s,%s", p->ops[0]->name, p->ops[1]->name);
+	return both;
+}
+
 void pdd_plan_print(FILE *f, const struct pdd_plan *p,
 		    const struct pdd_dev *in, const struct pdd_dev *out)
 {
@@ -375,8 +394,12 @@ void pdd_plan_print(FILE *f, const struct pdd_plan *p,
 		print_range(f, "input", p->in_off, p->in_base, p);
 		print_range(f, "output", p->out_off, p->out_base, p);
 	}
-	fprintf(f, "  using   engine=%s, %zu bytes per transfer (bpt=%" PRIu64
-		"), qd=%u, %u thread%s\n",
-		p->ops->name, p->xfer, p->bpt, p->depth, p->threads,
-		p->threads == 1 ? "" : "s");
+	fputs("  using   engine=", f);
+	if (p->ops[0] && p->ops[1] && p->ops[0] != p->ops[1])
+		fprintf(f, "%s for the input and %s for the output", p->ops[0]->name,
+			p->ops[1]->name);
+	else
+		fputs(pdd_plan_engine(p), f);
+	fprintf(f, ", %zu bytes per transfer (bpt=%" PRIu64 "), qd=%u, %u thread%s\n",
+		p->xfer, p->bpt, p->depth, p->threads, p->threads == 1 ? "" : "s");
 }

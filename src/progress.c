@@ -19,6 +19,7 @@
 #include "pdd.h"
 
 #define PROGRESS_INTERVAL 1.0	/* seconds between lines, as dd */
+#define STALL_SECS 5.0	/* no request back for this long: the line says so */
 #define MAX_LEFT 3.6e9		/* a million hours: beyond it no estimate
 				 * means anything, and it still fits */
 
@@ -128,18 +129,28 @@ void pdd_progress_start(bool on, const struct pdd_extent *todo, size_t n,
 			   PDD_UNTIL_EOF : pr.total + todo[i].size;
 }
 
-/* bytes are written by now: a line if a second has passed since the
- * last one (or since the start, so a copy shorter than that shows
- * none). */
-void pdd_progress_tick(uint64_t bytes, double now)
+/* bytes are written by now, and no request has come back for idle
+ * seconds: a line if a second has passed since the last one (or since
+ * the start, so a copy shorter than that shows none).  A copy that has
+ * heard nothing from its devices for STALL_SECS says so at the end of
+ * the line ("no data for 12 s"), which is kept whatever the width cuts. */
+void pdd_progress_tick(uint64_t bytes, double now, double idle)
 {
-	char line[256];
+	char line[256], stall[48] = "";
+	unsigned int width = pr.in_place ? pdd_msg_terminal() : 0;
+	size_t n;
 
 	if (!pr.on || now - pr.last < PROGRESS_INTERVAL)
 		return;
-	pdd_fmt_progress(line, sizeof(line), bytes, pr.total, now - pr.t0,
+	if (idle >= STALL_SECS)
+		snprintf(stall, sizeof(stall), ", no data for %.0f s", floor(idle));
+	n = strlen(stall);
+	if (width && width <= n + 20)
+		stall[0] = '\0', n = 0;	/* too narrow for both */
+	pdd_fmt_progress(line, sizeof(line) - n, bytes, pr.total, now - pr.t0,
 			 bytes > pr.last_bytes ? (bytes - pr.last_bytes) / (now - pr.last) : 0,
-			 pr.in_place ? pdd_msg_terminal() : 0);
+			 width ? width - (unsigned int)n : 0);
+	strcat(line, stall);
 	pdd_msg_progress(line, pr.in_place);
 	pr.last = now;
 	pr.last_bytes = bytes;

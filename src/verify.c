@@ -5,20 +5,17 @@
  *
  * Both paths are opened afresh for reading, with O_DIRECT where the file
  * takes it, so that what is compared comes from the devices and not from
- * pages the copy left in the cache.  The reads go through the copy's
- * engine with as many transfers in flight as the copy had: each transfer
- * is a pair of reads, one of each side, both submitted at once, and the
- * pair is compared when both are back.  Transfers finish in any order;
- * each one only adds to the counts, and the first differing block is the
- * lowest seen.
+ * pages the copy left in the cache.  Each side is read through the
+ * engine the copy gave it (an sg device through the sg engine), in the
+ * driver's loop the copy runs in (drive.c), with as many transfers in
+ * flight as the copy had: each transfer is a pair of reads, one of each
+ * side, both submitted at once, and the pair is compared when both are
+ * back.  Transfers finish in any order; each one only adds to the
+ * counts, and the first differing block is the lowest seen.
  *
  * A side that ends inside the range (an output file shorter than the
  * range) leaves its missing blocks unmatched: they count as differing.
  * A read error stops the comparison as it stops a copy.
- *
- * sg devices are refused: the sg engine sends every read to the input's
- * device, so reading the output back through it would need a second
- * engine.  Compare through the disk's block device instead.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -29,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "drive.h"
 #include "engine.h"
 #include "pdd.h"
 
@@ -58,8 +56,7 @@ struct verifier {
 	unsigned int *idle;		/* indexes of idle slots, a stack */
 	unsigned int nidle;
 	void **bufs;			/* 2 per slot: input, output */
-	struct pdd_engine eng;
-	unsigned int inflight;		/* reads the engine holds */
+	struct pdd_drive drv;		/* each side's engine, and the loop */
 	bool stop;			/* an error or a signal: start nothing */
 	uint64_t err_idx;		/* transfer of the error in r */
 	int err_side;
@@ -68,11 +65,6 @@ struct verifier {
 static const char *mode(const struct pdd_opts *o)
 {
 	return o->verify == PDD_VERIFY_ONLY ? "only" : "1";
-}
-
-static bool is_sg(const struct pdd_dev *d)
-{
-	return d->kind == PDD_KIND_SG;
 }
 
 /* What verify= cannot do, refused before anything is written (and in
@@ -104,11 +96,6 @@ int pdd_verify_check(const struct pdd_opts *o, const struct pdd_dev *in,
 			  out->name, pdd_kind_name(out->kind));
 		return -EINVAL;
 	}
-	if (is_sg(in) || is_sg(out)) {
-		pdd_error("verify=%s: '%s' is an sg device, which verify cannot read; "
-			  "compare through its block device", m, is_sg(in) ? in->name : out->name);
-		return -EINVAL;
-	}
 	if (o->verify == PDD_VERIFY_AFTER && o->coe) {
 		pdd_error("verify=1 and coe=1 contradict: blocks written as zeros cannot match");
 		return -EINVAL;
@@ -127,7 +114,9 @@ int pdd_verify_check(const struct pdd_opts *o, const struct pdd_dev *in,
  * after asking the kernel to drop the file's clean cached pages so that
  * what is read comes from the storage where it can.  A buffered
  * descriptor is kept beside a direct one for pieces direct I/O cannot
- * take, as the copy does.
+ * take, as the copy does.  An sg device is opened for reading and
+ * writing, as the driver's asynchronous interface needs, and read with
+ * SCSI READ commands as in the copy.
  */
 static int open_side(struct pdd_dev *v, const struct pdd_dev *d, int std_fd)
 {
@@ -148,6 +137,13 @@ static int open_side(struct pdd_dev *v, const struct pdd_dev *d, int std_fd)
 		 * shell's descriptor: the copy has closed its own by now) */
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", std_fd);
 		path = proc;
+	}
+	if (d->kind == PDD_KIND_SG) {
+		v->fd = v->fd_buf = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+		if (v->fd < 0)
+			goto fail;
+		pdd_info(1, "verify: reading '%s' with SCSI commands", v->name);
+		return 0;
 	}
 	if (want) {
 		v->fd = open(path, O_RDONLY | O_CLOEXEC | O_DIRECT);
@@ -193,7 +189,6 @@ static void submit(struct verifier *v, struct vslot *s, int k)
 {
 	struct pdd_req *rq = &s->rq[k];
 	const struct pdd_dev *d = &v->side[k];
-	int err;
 
 	rq->op = PDD_OP_READ;
 	rq->positional = true;
@@ -202,13 +197,8 @@ static void submit(struct verifier *v, struct vslot *s, int k)
 	rq->off = v->off[k] + s->rel + s->got[k];
 	rq->bad_off = UINT64_MAX;
 	rq->fd = s->buffered[k] ? d->fd_buf : pdd_dev_pick_fd(d, rq->off, rq->len, rq->buf);
-	err = v->eng.ops->submit(&v->eng, rq);
-	if (err) {
-		record(v, rq->idx, k, rq->off, rq->len, err);
-		return;
-	}
-	s->pending++;
-	v->inflight++;
+	s->pending++;		/* one the engine refuses comes back failed */
+	pdd_drive_submit(&v->drv, k, rq);
 }
 
 static void start(struct verifier *v)
@@ -227,8 +217,6 @@ static void start(struct verifier *v)
 	}
 	submit(v, s, IN);
 	submit(v, s, OUT);
-	if (!s->pending)
-		v->idle[v->nidle++] = i;
 }
 
 /* Both reads of s are back: count its differing blocks.  A block either
@@ -259,14 +247,14 @@ static bool side_done(const struct vslot *s, int k)
 	return s->got[k] == s->len || s->ended[k];
 }
 
-static void read_done(struct verifier *v, struct pdd_req *rq)
+static void on_done(void *ctx, struct pdd_req *rq)
 {
+	struct verifier *v = ctx;
 	int k = (int)(rq->buf_idx % 2);
 	struct vslot *s = &v->slots[rq->buf_idx / 2];
 	const struct pdd_dev *d = &v->side[k];
 
 	s->pending--;
-	v->inflight--;
 	if (rq->res == -EINVAL && rq->fd == d->fd && d->fd != d->fd_buf && !v->stop) {
 		/* the file system wants more alignment than it reports: read
 		 * this piece through the page cache instead */
@@ -292,27 +280,42 @@ static void read_done(struct verifier *v, struct pdd_req *rq)
 	v->idle[v->nidle++] = (unsigned int)(s - v->slots);
 }
 
-static int run(struct verifier *v)
+/* Start transfers while slots are idle, until an error or a signal. */
+static void on_turn(void *ctx, double now)
 {
-	struct pdd_req *done[64];
-	int n;
+	struct verifier *v = ctx;
 
-	for (;;) {
-		if (pdd_stop_signal && !v->r->signal) {
-			v->r->signal = pdd_stop_signal;
-			v->stop = true;
-		}
-		while (!v->stop && v->next < v->ntrans && v->nidle)
-			start(v);
-		if (!v->inflight)
-			return 0;
-		n = v->eng.ops->reap(&v->eng, done, 64);
-		if (n < 0)
-			return n;
-		for (int i = 0; i < n; i++)
-			read_done(v, done[i]);
-	}
+	(void)now;
+	while (!v->stop && v->next < v->ntrans && v->nidle)
+		start(v);
 }
+
+static void on_stop(void *ctx, int sig)
+{
+	struct verifier *v = ctx;
+
+	v->r->signal = sig;
+	v->stop = true;
+}
+
+/* SIGUSR1: how far the comparison is. */
+static void on_report(void *ctx)
+{
+	const struct verifier *v = ctx;
+	const struct pdd_result *r = v->r;
+
+	pdd_error("verify: %" PRIu64 " of %" PRIu64 " blocks of %" PRIu64
+		  " bytes compared so far, %" PRIu64 " differ%s", r->verify_blocks,
+		  v->ntrans ? (v->total + v->p->bs - 1) / v->p->bs : 0, v->p->bs,
+		  r->verify_diff, r->verify_diff == 1 ? "s" : "");
+}
+
+static const struct pdd_drive_ops verify_ops = {
+	.turn = on_turn,
+	.done = on_done,
+	.stop = on_stop,
+	.report = on_report,
+};
 
 /* Transfers in flight: the copy's, each now two buffers, within the same
  * cap on buffer memory. */
@@ -331,7 +334,6 @@ static int setup(struct verifier *v)
 {
 	const struct pdd_plan *p = v->p;
 	unsigned int nbufs;
-	sigset_t old;
 	int err = 0;
 
 	v->nslots = pairs(p, v->ntrans);
@@ -358,26 +360,19 @@ static int setup(struct verifier *v)
 		}
 		v->idle[v->nidle++] = v->nslots - 1 - i;
 	}
-	/* the engine's threads leave the signals to this one */
-	pdd_signals_block(true, &old);
-	err = pdd_engine_start(&v->eng, p->ops, &(struct pdd_engine){
-		.threads = p->threads, .depth = nbufs, .in = &v->side[IN],
-		.out = &v->side[OUT], .bufs = v->bufs, .nbufs = nbufs, .buf_len = p->buf_len });
-	pdd_signals_block(false, &old);
-	if (err) {
-		v->eng.ops = NULL;
-		pdd_error("cannot start engine %s: %s", p->ops->name, strerror(-err));
+	v->drv.ops = &verify_ops;
+	v->drv.ctx = v;
+	err = pdd_drive_start(&v->drv, p, (const struct pdd_dev *[2]){ &v->side[IN], &v->side[OUT] },
+			      v->bufs, nbufs, v->nslots);
+	if (err)
 		return err;
-	}
-	pdd_info(1, "verify: engine %s, %u transfers of %zu bytes in flight, two reads each",
-		 p->ops->name, v->nslots, p->xfer);
+	pdd_drive_describe(&v->drv, "verify: ", v->nslots, p->xfer);
 	return 0;
 }
 
 static void teardown(struct verifier *v)
 {
-	if (v->eng.ops)
-		v->eng.ops->exit(&v->eng);
+	pdd_drive_end(&v->drv);
 	if (v->bufs)
 		for (unsigned int i = 0; i < 2 * v->nslots; i++)
 			free(v->bufs[i]);
@@ -468,7 +463,7 @@ int pdd_verify(const struct pdd_plan *p, const struct pdd_dev *in,
 		teardown(&v);
 		return err;
 	}
-	err = run(&v);
+	err = pdd_drive_run(&v.drv);
 	if (err && !r->err) {
 		r->err = err;
 		r->err_op = PDD_OP_NONE;

@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The libaio engine: Linux native AIO, one context, one submitting
- * thread.  submit() queues an iocb; reap() hands the kernel what is
- * queued (io_submit) and waits for completions (io_getevents).  Native
+ * The libaio engine: Linux native AIO, one context per side, one
+ * submitting thread.  submit() hands the kernel one iocb (io_submit), and
+ * answers busy when the context is full; reap() takes completions
+ * (io_getevents).  Every iocb rings an eventfd when it completes: that
+ * is what the driver polls when both sides are busy, and its count says
+ * whether io_getevents has anything to give without asking.  Native
  * AIO is only asynchronous with O_DIRECT: on a buffered file the kernel
  * completes the request inside io_submit, and it cannot read or write a
  * stream at its position at all.  So stream requests are done here with
- * plain read/write, engine=auto passes aio over where a side is not
+ * plain read/write, engine=auto passes aio over for a side that is not
  * direct, and verbose= says so when aio is asked for by name.
  */
 #include <errno.h>
 #include <libaio.h>
 #include <stdlib.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "engine.h"
@@ -20,11 +24,13 @@ struct aio_priv {
 	io_context_t ctx;		/* the kernel's AIO context */
 	struct iocb *iocbs;		/* one per buffer: a buffer has at most
 					 * one request in flight */
-	struct iocb **queued;		/* iocbs waiting for io_submit */
-	unsigned int nqueued;		/* how many */
 	struct pdd_req *sync_done;	/* stream requests done in submit() */
 	struct io_event *events;	/* for io_getevents */
 	unsigned int inflight;		/* submitted to the kernel, not reaped */
+	int efd;			/* rung by each completion */
+	int64_t rung;			/* completions efd has counted, less
+					 * those reaped: above 0, io_getevents
+					 * has that many to give */
 };
 
 static bool is_async(const struct pdd_dev *d)
@@ -32,7 +38,7 @@ static bool is_async(const struct pdd_dev *d)
 	return d->kind == PDD_KIND_NULL || (d->direct && !d->stream);
 }
 
-static int aio_probe(const struct pdd_dev *in, const struct pdd_dev *out)
+static int aio_probe(const struct pdd_dev *d)
 {
 	io_context_t ctx = 0;
 	/* a size of 0 is refused with EINVAL where AIO exists, and with
@@ -42,10 +48,9 @@ static int aio_probe(const struct pdd_dev *in, const struct pdd_dev *out)
 
 	if (err != -EINVAL)
 		return err ? err : -EINVAL;
-	if (!is_async(in) || !is_async(out)) {
+	if (!is_async(d)) {
 		pdd_info(1, "aio: '%s' is not read or written with direct I/O at an offset: "
-			 "the kernel does its requests synchronously",
-			 !is_async(in) ? in->name : out->name);
+			 "the kernel does its requests synchronously", d->name);
 		return 1;
 	}
 	return 0;
@@ -59,8 +64,9 @@ static void aio_exit(struct pdd_engine *e)
 		return;
 	if (a->ctx)
 		io_destroy(a->ctx);
+	if (a->efd >= 0)
+		close(a->efd);
 	free(a->iocbs);
-	free(a->queued);
 	free(a->events);
 	free(a);
 	e->priv = NULL;
@@ -74,12 +80,13 @@ static int aio_init(struct pdd_engine *e)
 	if (!a)
 		return -ENOMEM;
 	e->priv = a;
+	a->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	a->iocbs = calloc(e->nbufs, sizeof(*a->iocbs));
-	a->queued = calloc(e->nbufs, sizeof(*a->queued));
 	a->events = calloc(e->nbufs, sizeof(*a->events));
-	if (!a->iocbs || !a->queued || !a->events) {
+	if (a->efd < 0 || !a->iocbs || !a->events) {
+		err = a->efd < 0 ? -errno : -ENOMEM;
 		aio_exit(e);
-		return -ENOMEM;
+		return err;
 	}
 	err = io_setup((int)e->nbufs, &a->ctx);
 	if (err) {
@@ -108,43 +115,44 @@ static int aio_submit(struct pdd_engine *e, struct pdd_req *rq)
 {
 	struct aio_priv *a = e->priv;
 	struct iocb *cb = &a->iocbs[rq->buf_idx];
+	int n;
 
 	if (!rq->positional) {
 		do_sync(a, rq);
-		return 0;
+		return PDD_QUEUED;
 	}
 	if (rq->op == PDD_OP_READ)
 		io_prep_pread(cb, rq->fd, rq->buf, rq->len, (long long)rq->off);
 	else
 		io_prep_pwrite(cb, rq->fd, rq->buf, rq->len, (long long)rq->off);
+	io_set_eventfd(cb, a->efd);
 	cb->data = rq;
-	a->queued[a->nqueued++] = cb;
-	return 0;
-}
-
-/* io_submit may take fewer than asked (EAGAIN when the context is full):
- * keep the rest queued for the next round. */
-static int flush_queue(struct aio_priv *a)
-{
-	int n;
-
-	if (!a->nqueued)
-		return 0;
-	n = io_submit(a->ctx, (long)a->nqueued, a->queued);
-	if (n == -EAGAIN && a->inflight)
-		return 0;
+	n = io_submit(a->ctx, 1, &cb);
+	if (n == -EAGAIN)	/* the context is full */
+		return PDD_BUSY;
 	if (n < 0)
 		return n;
-	a->inflight += (unsigned int)n;
-	a->nqueued -= (unsigned int)n;
-	for (unsigned int i = 0; i < a->nqueued; i++)
-		a->queued[i] = a->queued[i + n];
+	a->inflight++;
+	return PDD_QUEUED;
+}
+
+/* Add what efd has counted since it was last read. */
+static int count_rings(struct aio_priv *a)
+{
+	uint64_t cnt;
+
+	if (read(a->efd, &cnt, sizeof(cnt)) == sizeof(cnt))
+		a->rung += (int64_t)cnt;
+	else if (errno != EAGAIN)
+		return -errno;
 	return 0;
 }
 
-static int aio_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int max)
+static int aio_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int max,
+		    int timeout_ms)
 {
 	struct aio_priv *a = e->priv;
+	struct timespec ts = { timeout_ms / 1000, timeout_ms % 1000 * 1000000L };
 	unsigned int n = 0;
 	int err, got;
 
@@ -152,16 +160,20 @@ static int aio_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int ma
 		done[n] = a->sync_done;
 		a->sync_done = done[n++]->next;
 	}
-	err = flush_queue(a);
+	if (n == max || !a->inflight)
+		return (int)n;
+	err = count_rings(a);
 	if (err)
 		return err;
-	if (n == max || !a->inflight)
+	/* nothing counted and no time to wait: nothing to ask for (the
+	 * kernel counts a completion only once its event is there) */
+	if (a->rung <= 0 && (n || timeout_ms <= 0))
 		return (int)n;
 	if (max - n > e->nbufs)
 		max = n + e->nbufs;	/* events[] holds nbufs */
-	do
-		got = io_getevents(a->ctx, n ? 0 : 1, (long)(max - n), a->events, NULL);
-	while (got == -EINTR);
+	got = io_getevents(a->ctx, a->rung > 0 || n ? 0 : 1, (long)(max - n), a->events, &ts);
+	if (got == -EINTR)
+		got = 0;
 	if (got < 0)
 		return got;
 	for (int i = 0; i < got; i++) {
@@ -172,7 +184,19 @@ static int aio_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int ma
 		done[n++] = rq;
 	}
 	a->inflight -= (unsigned int)got;
+	a->rung -= got;
 	return (int)n;
+}
+
+static unsigned int aio_pollfd(struct pdd_engine *e, struct pollfd *pfd, unsigned int max)
+{
+	struct aio_priv *a = e->priv;
+
+	if (!max)
+		return 0;
+	pfd->fd = a->efd;
+	pfd->events = POLLIN;
+	return 1;
 }
 
 const struct pdd_engine_ops pdd_aio_ops = {
@@ -183,5 +207,6 @@ const struct pdd_engine_ops pdd_aio_ops = {
 	.init = aio_init,
 	.submit = aio_submit,
 	.reap = aio_reap,
+	.pollfd = aio_pollfd,
 	.exit = aio_exit,
 };

@@ -1,17 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The sg engine: SCSI READ and WRITE commands to sg devices through the
- * driver's asynchronous v3 interface.  A command is written to the device
- * as a struct sg_io_hdr, carrying its request in usr_ptr and its transfer
- * number as pack_id, and its result is read back once poll() says one is
- * waiting; so the depth in flight is qd=, not the number of threads.  The
- * driver queues at most 16 commands on one descriptor, so each sg side
- * opens as many descriptors as the depth needs, and anything beyond what
- * they take waits here in a backlog.
- *
- * A side that is not an sg device (a file, a block device, a pipe) is
- * handed to the threads engine running inside this one; it rings an
- * eventfd that is polled together with the sg descriptors.
+ * The sg engine: SCSI READ and WRITE commands to one sg device, the side
+ * it was given, through the driver's asynchronous v3 interface.  A
+ * command is written to the device as a struct sg_io_hdr, carrying its
+ * slot in usr_ptr and its transfer number as pack_id, and its result is
+ * read back once poll() says one is waiting; so the depth in flight is
+ * qd=, and no thread is involved.  The driver queues at most 16 commands
+ * on one descriptor, so the side opens as many descriptors as the depth
+ * needs; when every one of them is full, submit() answers PDD_BUSY and
+ * the request stays with the core until a command finishes.  Nothing
+ * waits here: the only requests this engine holds are those the device
+ * has.
  *
  * Each command is retried here after a unit attention (10 times) or an
  * aborted command (256 times); any other failure goes back to the core
@@ -26,8 +25,8 @@
 #include <scsi/sg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "engine.h"
@@ -37,16 +36,16 @@
 #define SENSE_LEN	64	/* as much sense as any device returns */
 
 struct sg_side {
-	const struct pdd_dev *d;	/* NULL: this side is not an sg device */
+	const struct pdd_dev *d;	/* e->dev */
 	int *fds;			/* fds[0] is d->fd, the rest are ours */
 	unsigned int *queued;		/* commands in flight on each */
 	unsigned int nfds;
+	unsigned int inflight;		/* the sum of queued[] */
 	bool said_raise;		/* the cdbsz raise was reported */
 };
 
 struct sg_cmd {				/* one per core buffer, so per request */
 	struct pdd_req *rq;
-	struct sg_side *side;
 	unsigned int fdi;		/* the descriptor it was written to */
 	unsigned int tries[2];		/* unit attentions, aborts so far */
 	uint8_t cdb[16];
@@ -55,57 +54,44 @@ struct sg_cmd {				/* one per core buffer, so per request */
 };
 
 struct sg_priv {
-	struct sg_side side[2];		/* the input, the output */
+	struct sg_side side;		/* the one this engine drives */
 	struct sg_cmd *cmds;		/* e->nbufs of them */
-	struct pdd_engine inner;	/* threads, for a side that is not sg */
-	bool has_inner;
-	unsigned int inner_busy;	/* requests in the inner engine */
-	int efd;			/* the inner engine's eventfd, or -1 */
-	struct pdd_req *backlog, *backlog_tail;	/* no descriptor had room */
-	struct pdd_req *ready, *ready_tail;	/* finished here, not reaped */
-	struct pollfd *pfd;		/* every descriptor, and efd */
+	/* finished and not yet handed back.  reap() reads no more results
+	 * than done[] has room for, so this is empty again when it returns
+	 * and a finished request is never hidden from pollfd()'s callers. */
+	struct pdd_req *ready, *ready_tail;
+	struct pollfd *pfd;		/* one per descriptor */
 };
-
-static void push(struct pdd_req **head, struct pdd_req **tail, struct pdd_req *rq)
-{
-	rq->next = NULL;
-	if (*tail)
-		(*tail)->next = rq;
-	else
-		*head = rq;
-	*tail = rq;
-}
-
-static struct pdd_req *pop(struct pdd_req **head, struct pdd_req **tail)
-{
-	struct pdd_req *rq = *head;
-
-	if (rq) {
-		*head = rq->next;
-		if (!*head)
-			*tail = NULL;
-	}
-	return rq;
-}
-
-static struct sg_side *side_of(struct sg_priv *g, const struct pdd_req *rq)
-{
-	struct sg_side *s = &g->side[rq->op == PDD_OP_WRITE];
-
-	return s->d ? s : NULL;
-}
 
 static void finish(struct sg_priv *g, struct pdd_req *rq, ssize_t res)
 {
 	rq->res = res;
-	push(&g->ready, &g->ready_tail, rq);
+	rq->next = NULL;
+	if (g->ready_tail)
+		g->ready_tail->next = rq;
+	else
+		g->ready = rq;
+	g->ready_tail = rq;
 }
 
-/* Build the command for rq and write it to the least busy descriptor.
- * 0, -EAGAIN when every descriptor is full, or -errno. */
-static int send_cmd(struct sg_cmd *c)
+/* Move up to max finished requests to done[]; how many. */
+static unsigned int take_ready(struct sg_priv *g, struct pdd_req **done, unsigned int max)
 {
-	struct sg_side *s = c->side;
+	unsigned int n = 0;
+
+	while (n < max && g->ready) {
+		done[n++] = g->ready;
+		g->ready = g->ready->next;
+	}
+	if (!g->ready)
+		g->ready_tail = NULL;
+	return n;
+}
+
+/* Build the command for c->rq and write it to the least busy descriptor.
+ * 0, -EAGAIN when every descriptor is full, or -errno. */
+static int send_cmd(struct sg_side *s, struct sg_cmd *c)
+{
 	struct pdd_req *rq = c->rq;
 	const struct pdd_dev *d = s->d;
 	bool wr = rq->op == PDD_OP_WRITE;
@@ -120,7 +106,8 @@ static int send_cmd(struct sg_cmd *c)
 	if (s->queued[fdi] >= SG_QUEUE)
 		return -EAGAIN;
 	if (len % d->lbs) {
-		/* the last, partial block of the input: a SCSI device takes
+		/* a partial last block (the end of a file copied to the
+		 * device, or read back for verify=): a SCSI device takes
 		 * whole blocks, so the rest of it goes as zeros (the buffer
 		 * is a whole number of blocks long, and ours while in flight) */
 		size_t pad = d->lbs - len % d->lbs;
@@ -163,72 +150,43 @@ static int send_cmd(struct sg_cmd *c)
 	}
 	c->fdi = fdi;
 	s->queued[fdi]++;
+	s->inflight++;
 	return 0;
-}
-
-/* Send what waits in the backlog while descriptors have room. */
-static void drain_backlog(struct pdd_engine *e)
-{
-	struct sg_priv *g = e->priv;
-	int err;
-
-	while (g->backlog) {
-		struct sg_cmd *c = &g->cmds[g->backlog->buf_idx];
-
-		err = send_cmd(c);
-		if (err == -EAGAIN)
-			return;
-		pop(&g->backlog, &g->backlog_tail);
-		if (err)
-			finish(g, c->rq, err);
-	}
-}
-
-/* Send c, or let it wait behind the others when no descriptor has room
- * or some already wait, so that commands go in the order they came. */
-static int send_or_wait(struct pdd_engine *e, struct sg_cmd *c)
-{
-	struct sg_priv *g = e->priv;
-	int err = g->backlog ? -EAGAIN : send_cmd(c);
-
-	if (err == -EAGAIN) {
-		push(&g->backlog, &g->backlog_tail, c->rq);
-		return 0;
-	}
-	return err;
 }
 
 static int sg_submit(struct pdd_engine *e, struct pdd_req *rq)
 {
 	struct sg_priv *g = e->priv;
-	struct sg_side *s = side_of(g, rq);
-	struct sg_cmd *c;
+	struct sg_cmd *c = &g->cmds[rq->buf_idx];
 	int err;
 
-	if (!s) {
-		err = g->inner.ops->submit(&g->inner, rq);
-		if (!err)
-			g->inner_busy++;
-		return err;
-	}
-	c = &g->cmds[rq->buf_idx];
 	c->rq = rq;
-	c->side = s;
 	c->tries[0] = c->tries[1] = 0;
-	return send_or_wait(e, c);
+	err = send_cmd(&g->side, c);
+	if (err != -EAGAIN)
+		return err;
+	/* Busy is only an answer while a completion is to come that the
+	 * core will be told of; with none in flight here (a descriptor the
+	 * driver says is full while we count it empty: someone else's
+	 * commands on it) the request would wait for ever. */
+	if (!g->side.inflight && !g->ready)
+		return -EBUSY;
+	return PDD_BUSY;
 }
 
 /* A command's result is back: done, sent again, or failed. */
 static void cmd_done(struct pdd_engine *e, struct sg_cmd *c)
 {
 	struct sg_priv *g = e->priv;
+	struct sg_side *s = &g->side;
 	struct pdd_req *rq = c->rq;
-	const struct pdd_dev *d = c->side->d;
+	const struct pdd_dev *d = s->d;
 	bool recovered;
 	uint64_t info;
 	int err;
 
-	c->side->queued[c->fdi]--;
+	s->queued[c->fdi]--;
+	s->inflight--;
 	err = pdd_scsi_result(&c->hdr, &info, &recovered);
 	if (recovered) {
 		e->recovered++;
@@ -242,9 +200,12 @@ static void cmd_done(struct pdd_engine *e, struct sg_cmd *c)
 	if (err && pdd_scsi_again(err, c->tries)) {
 		pdd_info(1, "'%s': %s at LBA %" PRIu64 ", sending the command again",
 			 d->name, pdd_strerror(err), rq->off / d->lbs);
-		err = send_or_wait(e, c);
+		/* its descriptor has just had a place freed, so it fits; a
+		 * driver that still says full fails it, as there is no
+		 * backlog to keep it in */
+		err = send_cmd(s, c);
 		if (err)
-			finish(g, rq, err);
+			finish(g, rq, err == -EAGAIN ? -EBUSY : err);
 		return;
 	}
 	if (err) {
@@ -269,15 +230,16 @@ static void cmd_done(struct pdd_engine *e, struct sg_cmd *c)
 	finish(g, rq, (ssize_t)rq->len);
 }
 
-/* Read the results waiting on one descriptor. */
-static int collect(struct pdd_engine *e, int fd)
+/* Read up to *room results waiting on one descriptor, counting them off
+ * *room.  Results left unread keep the descriptor readable for poll(). */
+static int collect(struct pdd_engine *e, int fd, unsigned int *room)
 {
 	struct sg_io_hdr h;
 	int waiting = 0;
 
 	if (ioctl(fd, SG_GET_NUM_WAITING, &waiting) < 0 || waiting < 1)
 		waiting = 1;	/* poll() said there is one */
-	while (waiting-- > 0) {
+	while (waiting > 0 && *room > 0) {
 		memset(&h, 0, sizeof(h));
 		h.interface_id = 'S';
 		/* a v3 read: the driver looks for a negative direction here */
@@ -290,6 +252,8 @@ static int collect(struct pdd_engine *e, int fd)
 				return 0;
 			return -errno;
 		}
+		waiting--;
+		(*room)--;
 		/* the header comes back whole, usr_ptr and all */
 		struct sg_cmd *c = h.usr_ptr;
 
@@ -299,81 +263,93 @@ static int collect(struct pdd_engine *e, int fd)
 	return 0;
 }
 
-/* Wait for something to finish, on the sg descriptors or in the inner
- * engine, and take it in. */
-static int wait_some(struct pdd_engine *e)
+/* The descriptors with commands in flight, up to max of them. */
+static unsigned int busy_fds(const struct sg_side *s, struct pollfd *pfd, unsigned int max)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < s->nfds && n < max; i++)
+		if (s->queued[i]) {
+			pfd[n].fd = s->fds[i];
+			pfd[n].events = POLLIN;
+			pfd[n++].revents = 0;
+		}
+	return n;
+}
+
+/* Poll the busy descriptors for up to timeout_ms (negative: no limit)
+ * and read up to room results from those that have some.  0, -EINTR
+ * when a signal came, or -errno. */
+static int wait_some(struct pdd_engine *e, int timeout_ms, unsigned int room)
 {
 	struct sg_priv *g = e->priv;
-	unsigned int n = 0;
+	unsigned int n = busy_fds(&g->side, g->pfd, g->side.nfds);
 	int r;
 
-	for (int k = 0; k < 2; k++)
-		for (unsigned int i = 0; i < g->side[k].nfds; i++)
-			if (g->side[k].queued[i]) {
-				g->pfd[n].fd = g->side[k].fds[i];
-				g->pfd[n++].events = POLLIN;
-			}
-	if (g->inner_busy) {
-		g->pfd[n].fd = g->efd;
-		g->pfd[n++].events = POLLIN;
-	}
 	if (!n)
-		return -EINVAL;		/* nothing in flight: nothing to wait for */
-	r = poll(g->pfd, n, -1);
+		return 0;	/* nothing in flight: nothing will finish */
+	r = poll(g->pfd, n, timeout_ms);
 	if (r < 0)
-		return errno == EINTR ? 0 : -errno;
-	for (unsigned int i = 0; i < n; i++) {
-		int err;
-
+		return -errno;
+	for (unsigned int i = 0; i < n && room > 0; i++) {
 		if (!g->pfd[i].revents)
 			continue;
-		if (g->pfd[i].fd == g->efd) {
-			uint64_t cnt;
-
-			if (read(g->efd, &cnt, sizeof(cnt)) < 0 && errno != EAGAIN)
-				return -errno;
-			continue;
-		}
 		if (g->pfd[i].revents & (POLLERR | POLLNVAL))
 			return -EIO;
-		err = collect(e, g->pfd[i].fd);
-		if (err)
-			return err;
+		r = collect(e, g->pfd[i].fd, &room);
+		if (r)
+			return r;
 	}
 	return 0;
 }
 
-static int sg_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int max)
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int sg_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int max,
+		   int timeout_ms)
 {
 	struct sg_priv *g = e->priv;
-	unsigned int n = 0;
+	int64_t end = timeout_ms > 0 ? now_ms() + timeout_ms : 0;
+	unsigned int n = take_ready(g, done, max);
+	int wait = n ? 0 : timeout_ms;
 	int r;
 
+	/* what has finished is taken without waiting, so that a reap
+	 * after the core's own poll() sees it; when there is none, wait.
+	 * A command sent again after a unit attention finishes nothing,
+	 * so the wait goes on until the time is up. */
 	for (;;) {
-		while (n < max && g->ready)
-			done[n++] = pop(&g->ready, &g->ready_tail);
-		if (n < max && g->has_inner && g->inner_busy) {
-			r = g->inner.ops->reap(&g->inner, done + n, max - n);
-			if (r < 0)
-				return r;
-			g->inner_busy -= (unsigned int)r;
-			n += (unsigned int)r;
-		}
-		if (n)
+		if (n == max)
 			return (int)n;
-		r = wait_some(e);
-		if (r)
-			return r;
-		drain_backlog(e);
+		r = wait_some(e, wait, max - n);
+		n += take_ready(g, done + n, max - n);
+		if (r == -EINTR)
+			return (int)n;	/* the core looks at its signals */
+		if (r < 0)
+			return n ? (int)n : r;	/* the error comes back next time */
+		if (n || !wait || !g->side.inflight)
+			return (int)n;
+		if (wait > 0) {
+			int64_t left = end - now_ms();
+
+			if (left <= 0)
+				return 0;
+			wait = (int)left;
+		}
 	}
 }
 
-static void side_close(struct sg_side *s)
+static unsigned int sg_pollfd(struct pdd_engine *e, struct pollfd *pfd, unsigned int max)
 {
-	for (unsigned int i = 1; i < s->nfds; i++)
-		close(s->fds[i]);
-	free(s->fds);
-	free(s->queued);
+	struct sg_priv *g = e->priv;
+
+	return busy_fds(&g->side, pfd, max);
 }
 
 static void sg_exit(struct pdd_engine *e)
@@ -382,12 +358,10 @@ static void sg_exit(struct pdd_engine *e)
 
 	if (!g)
 		return;
-	if (g->has_inner)
-		g->inner.ops->exit(&g->inner);
-	for (int k = 0; k < 2; k++)
-		side_close(&g->side[k]);
-	if (g->efd >= 0)
-		close(g->efd);
+	for (unsigned int i = 1; i < g->side.nfds; i++)
+		close(g->side.fds[i]);
+	free(g->side.fds);
+	free(g->side.queued);
 	free(g->cmds);
 	free(g->pfd);
 	free(g);
@@ -396,11 +370,12 @@ static void sg_exit(struct pdd_engine *e)
 
 /* Descriptors enough for depth commands at 16 each: the one dev.c
  * opened and more of the same device.  With oflag/iflag=excl no second
- * open is possible; the backlog then holds what one descriptor cannot. */
+ * open is possible; submit() then answers busy beyond what one
+ * descriptor takes. */
 static int side_open(struct sg_side *s, const struct pdd_dev *d, unsigned int depth,
 		     size_t buf_len)
 {
-	unsigned int want = (depth + SG_QUEUE - 1) / SG_QUEUE;
+	unsigned int want = depth ? (depth + SG_QUEUE - 1) / SG_QUEUE : 1;
 	int rsv = buf_len > INT32_MAX ? INT32_MAX : (int)buf_len;
 
 	s->d = d;
@@ -429,71 +404,52 @@ static int side_open(struct sg_side *s, const struct pdd_dev *d, unsigned int de
 
 static int sg_init(struct pdd_engine *e)
 {
-	struct sg_priv *g = calloc(1, sizeof(*g));
-	const struct pdd_dev *sides[2] = { e->in, e->out };
-	unsigned int npfd = 1;
-	int err = 0;
+	struct sg_priv *g;
+	int err;
 
+	if (!e->dev || e->dev->kind != PDD_KIND_SG)
+		return -EINVAL;		/* engine.c gives this engine sg sides only */
+	g = calloc(1, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
-	g->efd = -1;
 	e->priv = g;
 	g->cmds = calloc(e->nbufs, sizeof(*g->cmds));
-	if (!g->cmds)
-		goto nomem;
-	for (int k = 0; k < 2; k++) {
-		if (sides[k]->kind == PDD_KIND_SG) {
-			err = side_open(&g->side[k], sides[k], e->depth, e->buf_len);
-			if (err)
-				goto fail;
-			npfd += g->side[k].nfds;
-		} else if (sides[k]->kind != PDD_KIND_NULL || k == 0) {
-			g->has_inner = true;
-		}
+	if (!g->cmds) {
+		err = -ENOMEM;
+		goto fail;
 	}
-	g->pfd = calloc(npfd, sizeof(*g->pfd));
-	if (!g->pfd)
-		goto nomem;
-	if (g->has_inner) {
-		g->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		if (g->efd < 0) {
-			err = -errno;
-			goto fail;
-		}
-		err = pdd_engine_start(&g->inner, &pdd_threads_ops, &(struct pdd_engine){
-			.threads = e->threads, .depth = e->depth, .in = e->in, .out = e->out,
-			.bufs = e->bufs, .nbufs = e->nbufs, .buf_len = e->buf_len,
-			.notify = true, .notify_fd = g->efd });
-		if (err) {
-			g->has_inner = false;
-			goto fail;
-		}
+	err = side_open(&g->side, e->dev, e->depth, e->buf_len);
+	if (err)
+		goto fail;
+	g->pfd = calloc(g->side.nfds, sizeof(*g->pfd));
+	if (!g->pfd) {
+		err = -ENOMEM;
+		goto fail;
 	}
 	return 0;
-nomem:
-	err = -ENOMEM;
 fail:
 	sg_exit(e);
 	return err;
 }
 
-/* The sg engine is the one for a copy with an sg side (engine.c sees to
- * that); there is nothing more to find out before it starts. */
-static int sg_probe(const struct pdd_dev *in, const struct pdd_dev *out)
+/* The sg engine is the one for an sg side (engine.c sees to that);
+ * there is nothing more to find out before it starts. */
+static int sg_probe(const struct pdd_dev *d)
 {
-	(void)in;
-	(void)out;
+	(void)d;
 	return 0;
 }
 
+/* flush is NULL: pdd_dev_flush sends an sg side SYNCHRONIZE CACHE */
 const struct pdd_engine_ops pdd_sg_ops = {
 	.name = "sg",
-	.threaded = true,	/* threads= serves the side that is not sg */
+	.threaded = false,	/* one thread sends and reaps every command */
 	.sg = true,
 	.probe = sg_probe,
 	.default_depth = pdd_async_depth,
 	.init = sg_init,
 	.submit = sg_submit,
 	.reap = sg_reap,
+	.pollfd = sg_pollfd,
 	.exit = sg_exit,
 };

@@ -4,12 +4,20 @@
  * plain positional reads and writes (pread/pwrite), or read/write on a
  * stream, each with the offset the core gave it.  The queue lock is held
  * only to take or return a request, never across the I/O itself, and the
- * workers take requests in the order the core submitted them.
+ * workers take requests in the order the core submitted them.  Each
+ * side that takes this engine has a pool of its own.
+ *
+ * The driver waits for this engine alone on the condition variable, and
+ * for it and the other side's engine together by polling an eventfd.
+ * Only then does a worker ring it (once per poll), so that a copy
+ * between two such sides makes no system call beyond the I/O itself.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "engine.h"
@@ -26,7 +34,10 @@ struct threads_priv {
 	struct tq todo;			/* submitted, not yet taken */
 	struct tq done;			/* finished, not yet reaped */
 	bool stop;			/* workers should exit */
-	int notify_fd;			/* eventfd to ring per completion, or -1 */
+	int efd;			/* eventfd the driver polls */
+	bool polled;			/* it is about to: ring efd at the next
+					 * completion */
+	bool rung;			/* efd has a count to take */
 	unsigned int nthreads;		/* workers started */
 	pthread_t *tids;		/* their ids */
 };
@@ -69,6 +80,18 @@ static ssize_t do_io(const struct pdd_req *rq)
 	return n < 0 ? -errno : n;
 }
 
+/* Wake the driver's poll; the lock is held. */
+static void ring(struct threads_priv *t)
+{
+	uint64_t one = 1;
+
+	t->polled = false;
+	t->rung = true;
+	/* an eventfd write of 1 cannot fail short of overflow */
+	if (write(t->efd, &one, sizeof(one)) < 0)
+		abort();
+}
+
 static void *worker(void *arg)
 {
 	struct threads_priv *t = arg;
@@ -88,13 +111,8 @@ static void *worker(void *arg)
 		pthread_mutex_lock(&t->lock);
 		tq_push(&t->done, rq);
 		pthread_cond_signal(&t->done_cv);
-		if (t->notify_fd >= 0) {
-			uint64_t one = 1;
-
-			/* an eventfd write of 1 cannot fail short of overflow */
-			if (write(t->notify_fd, &one, sizeof(one)) < 0)
-				abort();
-		}
+		if (t->polled)
+			ring(t);
 	}
 	pthread_mutex_unlock(&t->lock);
 	return NULL;
@@ -115,6 +133,8 @@ static void threads_exit(struct pdd_engine *e)
 	pthread_cond_destroy(&t->work);
 	pthread_cond_destroy(&t->done_cv);
 	pthread_mutex_destroy(&t->lock);
+	if (t->efd >= 0)
+		close(t->efd);
 	free(t->tids);
 	free(t);
 	e->priv = NULL;
@@ -123,19 +143,28 @@ static void threads_exit(struct pdd_engine *e)
 static int threads_init(struct pdd_engine *e)
 {
 	struct threads_priv *t = calloc(1, sizeof(*t));
+	pthread_condattr_t ca;
 	int err;
 
 	if (!t)
 		return -ENOMEM;
 	t->tids = calloc(e->threads, sizeof(*t->tids));
-	if (!t->tids) {
+	t->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (!t->tids || t->efd < 0) {
+		err = t->tids ? -errno : -ENOMEM;
+		if (t->efd >= 0)
+			close(t->efd);
+		free(t->tids);
 		free(t);
-		return -ENOMEM;
+		return err;
 	}
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_cond_init(&t->work, NULL);
-	pthread_cond_init(&t->done_cv, NULL);
-	t->notify_fd = e->notify ? e->notify_fd : -1;
+	/* timed waits on the clock that does not jump */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&t->done_cv, &ca);
+	pthread_condattr_destroy(&ca);
 	e->priv = t;
 	for (unsigned int i = 0; i < e->threads; i++) {
 		err = pthread_create(&t->tids[i], NULL, worker, t);
@@ -160,18 +189,60 @@ static int threads_submit(struct pdd_engine *e, struct pdd_req *rq)
 }
 
 static int threads_reap(struct pdd_engine *e, struct pdd_req **done,
-			unsigned int max)
+			unsigned int max, int timeout_ms)
 {
 	struct threads_priv *t = e->priv;
 	unsigned int n = 0;
+	bool rung;
 
 	pthread_mutex_lock(&t->lock);
-	while (!t->done.head && t->notify_fd < 0)
-		pthread_cond_wait(&t->done_cv, &t->lock);
+	t->polled = false;
+	if (!t->done.head && timeout_ms > 0) {
+		struct timespec until;
+
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += timeout_ms / 1000;
+		until.tv_nsec += timeout_ms % 1000 * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		while (!t->done.head &&
+		       pthread_cond_timedwait(&t->done_cv, &t->lock, &until) != ETIMEDOUT)
+			;
+	}
 	while (n < max && t->done.head)
 		done[n++] = tq_pop(&t->done);
+	rung = t->rung;
+	t->rung = false;
 	pthread_mutex_unlock(&t->lock);
+	if (rung) {
+		uint64_t cnt;
+
+		/* take the count, or the next poll wakes at once */
+		if (read(t->efd, &cnt, sizeof(cnt)) < 0 && errno != EAGAIN)
+			return -errno;
+	}
 	return (int)n;
+}
+
+/* The eventfd, rung by the next completion, or now if one is waiting. */
+static unsigned int threads_pollfd(struct pdd_engine *e, struct pollfd *pfd,
+				   unsigned int max)
+{
+	struct threads_priv *t = e->priv;
+
+	if (!max)
+		return 0;
+	pthread_mutex_lock(&t->lock);
+	if (t->done.head)
+		ring(t);
+	else
+		t->polled = true;
+	pthread_mutex_unlock(&t->lock);
+	pfd->fd = t->efd;
+	pfd->events = POLLIN;
+	return 1;
 }
 
 /* two transfers per worker: while one is written, the next is read */
@@ -190,5 +261,6 @@ const struct pdd_engine_ops pdd_threads_ops = {
 	.init = threads_init,
 	.submit = threads_submit,
 	.reap = threads_reap,
+	.pollfd = threads_pollfd,
 	.exit = threads_exit,
 };

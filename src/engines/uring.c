@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The io_uring engine: one ring, one submitting thread, as many requests
- * in flight as the core allows.  submit() only fills a submission entry;
- * reap() hands the kernel everything queued and waits for completions in
- * the same system call.  The core's buffers and the sides' descriptors
- * are registered with the ring when the kernel lets us (registered
- * buffers count against RLIMIT_MEMLOCK; without them, plain ones work).
- * A stream is read or written at its current position (offset -1).
+ * The io_uring engine: one ring per side, one submitting thread, as many
+ * requests in flight as the core allows.  submit() only fills a
+ * submission entry; reap() hands the kernel everything queued and, when
+ * asked to wait, waits for completions in the same system call.  The
+ * ring's own descriptor is what the driver polls when both sides are
+ * busy: it is readable while completions wait.  The core's buffers and
+ * the side's descriptors are registered with the ring when the kernel
+ * lets us (registered buffers count against RLIMIT_MEMLOCK; without
+ * them, plain ones work).  A stream is read or written at its current
+ * position (offset -1).
  */
 #include <errno.h>
 #include <liburing.h>
@@ -16,7 +19,7 @@
 
 #include "engine.h"
 
-#define NFILES 4	/* in->fd, in->fd_buf, out->fd, out->fd_buf */
+#define NFILES 2	/* dev->fd, dev->fd_buf */
 
 struct uring_priv {
 	struct io_uring ring;		/* the ring */
@@ -27,15 +30,14 @@ struct uring_priv {
 
 /* io_uring may be missing, disabled (kernel.io_uring_disabled) or
  * blocked by a seccomp filter: find out with a real, tiny ring. */
-static int uring_probe(const struct pdd_dev *in, const struct pdd_dev *out)
+static int uring_probe(const struct pdd_dev *d)
 {
 	struct io_uring_probe *probe;
 	struct io_uring ring;
 	bool ok;
 	int err;
 
-	(void)in;
-	(void)out;
+	(void)d;
 	err = io_uring_queue_init(2, &ring, 0);
 	if (err)
 		return err;
@@ -49,7 +51,7 @@ static int uring_probe(const struct pdd_dev *in, const struct pdd_dev *out)
 
 static void register_files(struct pdd_engine *e, struct uring_priv *u)
 {
-	const int want[NFILES] = { e->in->fd, e->in->fd_buf, e->out->fd, e->out->fd_buf };
+	const int want[NFILES] = { e->dev->fd, e->dev->fd_buf };
 	int err;
 
 	for (int i = 0; i < NFILES; i++)
@@ -114,16 +116,8 @@ static int uring_submit(struct pdd_engine *e, struct pdd_req *rq)
 	int fd = rq->fd, idx;
 	bool rd = rq->op == PDD_OP_READ;
 
-	if (!sqe) {
-		/* cannot happen with depth entries, but never lose a request */
-		int err = io_uring_submit(&u->ring);
-
-		if (err < 0)
-			return err;
-		sqe = io_uring_get_sqe(&u->ring);
-		if (!sqe)
-			return -EBUSY;
-	}
+	if (!sqe)	/* not with depth entries; the driver offers it again */
+		return PDD_BUSY;
 	idx = u->fixed_files ? file_index(u, fd) : -1;
 	if (idx >= 0)
 		fd = idx;
@@ -143,17 +137,25 @@ static int uring_submit(struct pdd_engine *e, struct pdd_req *rq)
 	return 0;
 }
 
-static int uring_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int max)
+static int uring_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int max,
+		      int timeout_ms)
 {
 	struct uring_priv *u = e->priv;
 	struct io_uring_cqe *cqe;
 	unsigned int n = 0;
-	int err;
+	int err = 0;
 
-	do
-		err = io_uring_submit_and_wait(&u->ring, 1);
-	while (err == -EINTR);
-	if (err < 0)
+	if (timeout_ms > 0 && !io_uring_cq_ready(&u->ring)) {
+		struct __kernel_timespec ts = { .tv_sec = timeout_ms / 1000,
+						.tv_nsec = timeout_ms % 1000 * 1000000L };
+
+		err = io_uring_submit_and_wait_timeout(&u->ring, &cqe, 1, &ts, NULL);
+	} else if (io_uring_sq_ready(&u->ring)) {
+		err = io_uring_submit(&u->ring);
+	}
+	/* out of time, a signal, or completions to take first: what is
+	 * there is taken, and the next turn submits again */
+	if (err < 0 && err != -ETIME && err != -EINTR && err != -EAGAIN && err != -EBUSY)
 		return err;
 	while (n < max && io_uring_peek_cqe(&u->ring, &cqe) == 0) {
 		struct pdd_req *rq = io_uring_cqe_get_data(cqe);
@@ -163,6 +165,17 @@ static int uring_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int 
 		io_uring_cqe_seen(&u->ring, cqe);
 	}
 	return (int)n;
+}
+
+static unsigned int uring_pollfd(struct pdd_engine *e, struct pollfd *pfd, unsigned int max)
+{
+	struct uring_priv *u = e->priv;
+
+	if (!max)
+		return 0;
+	pfd->fd = u->ring.ring_fd;
+	pfd->events = POLLIN;
+	return 1;
 }
 
 static void uring_exit(struct pdd_engine *e)
@@ -190,5 +203,6 @@ const struct pdd_engine_ops pdd_uring_ops = {
 	.init = uring_init,
 	.submit = uring_submit,
 	.reap = uring_reap,
+	.pollfd = uring_pollfd,
 	.exit = uring_exit,
 };

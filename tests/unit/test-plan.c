@@ -178,7 +178,8 @@ static void test_bs_defaults_to_block_device_lbs(void **state)
 	assert_int_equal(p.bs, 4096);
 	assert_int_equal(p.bpt, 32);
 	assert_int_equal(p.xfer, 128 * KiB);
-	assert_ptr_equal(p.ops, &pdd_threads_ops);
+	assert_ptr_equal(p.ops[0], &pdd_threads_ops);
+	assert_ptr_equal(p.ops[1], &pdd_threads_ops);
 
 	in = blockdev("/dev/sdb", false, 512, 64 * MiB, true);
 	assert_plan_ok(&o, &in, &out, &p);
@@ -939,7 +940,8 @@ static void test_sg_small_output_with_count_allowed(void **state)
 	assert_int_equal(p.total, 1 * MiB);
 }
 
-/* engine=auto with an sg side is the sg engine, on either side */
+/* an sg side takes the sg engine, on either side; the other side takes
+ * its own */
 static void test_sg_engine_auto(void **state)
 {
 	struct pdd_opts o = opts();
@@ -950,62 +952,75 @@ static void test_sg_engine_auto(void **state)
 	(void)state;
 	o.engine = "auto";
 	assert_plan_ok(&o, &in, &out, &p);
-	assert_ptr_equal(p.ops, &pdd_sg_ops);
-	assert_string_equal(p.ops->name, "sg");
-	/* 64 KiB transfers: the asynchronous depth, 64; threads= serves
-	 * the other side */
+	assert_ptr_equal(p.ops[0], &pdd_sg_ops);
+	assert_string_equal(p.ops[0]->name, "sg");
+	assert_false(p.ops[1]->sg);
+	/* 64 KiB transfers: the asynchronous depth, 64; threads= counts
+	 * only for a side on the threads engine */
 	assert_int_equal(p.depth, 64);
-	assert_int_equal(p.threads, 4);
+	assert_int_equal(p.threads, p.ops[1]->threaded ? 4 : 1);
 	in = regfile("in.img", false, 1 * MiB, false);
 	out = sgdev("/dev/sg2", true, 512, 64 * MiB, 0);
 	assert_plan_ok(&o, &in, &out, &p);
-	assert_ptr_equal(p.ops, &pdd_sg_ops);
+	assert_ptr_equal(p.ops[1], &pdd_sg_ops);
+	assert_false(p.ops[0]->sg);
 	/* 1 MiB is 16 transfers of 64 KiB */
 	assert_int_equal(p.depth, 16);
 	in = sgdev("/dev/sg1", false, 512, 64 * MiB, 0);
 	assert_plan_ok(&o, &in, &out, &p);
-	assert_ptr_equal(p.ops, &pdd_sg_ops);
+	assert_ptr_equal(p.ops[0], &pdd_sg_ops);
+	assert_ptr_equal(p.ops[1], &pdd_sg_ops);
+	assert_int_equal(p.threads, 1);
 	/* and named */
 	o.engine = "sg";
 	o.qd = 7;
 	assert_plan_ok(&o, &in, &out, &p);
-	assert_ptr_equal(p.ops, &pdd_sg_ops);
+	assert_ptr_equal(p.ops[0], &pdd_sg_ops);
 	assert_int_equal(p.depth, 7);
 	/* a copy with no sg side never takes it */
 	in = blockdev("/dev/sdb", false, 512, 64 * MiB, true);
 	out = blockdev("/dev/sdc", true, 512, 64 * MiB, true);
 	o.engine = "auto";
 	assert_plan_ok(&o, &in, &out, &p);
-	assert_true(p.ops != &pdd_sg_ops);
-	assert_false(p.ops->sg);
+	assert_false(p.ops[0]->sg);
+	assert_false(p.ops[1]->sg);
+	/* an output that discards takes none */
+	in = sgdev("/dev/sg1", false, 512, 64 * MiB, 0);
+	out = discard();
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_ptr_equal(p.ops[0], &pdd_sg_ops);
+	assert_null(p.ops[1]);
 }
 
-/* only the sg engine sends SCSI commands, and it needs a device to send
- * them to */
-static void test_sg_engine_mismatch_refused(void **state)
+/* engine= names the engine of the sides that are not sg devices; an sg
+ * side takes sg whatever it says, and engine=sg needs an sg side */
+static void test_sg_side_with_named_engine(void **state)
 {
 	struct pdd_opts o = opts();
 	struct pdd_dev in = sgdev("/dev/sg1", false, 512, 64 * MiB, 0);
 	struct pdd_dev out = regfile("out.img", true, 0, false);
+	struct pdd_plan p;
 
 	(void)state;
 	o.engine = "threads";
-	assert_engine_refused(&o, &in, &out,
-			      "engine=threads: an sg device takes engine=sg (or auto)");
-	cap_reset();
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_ptr_equal(p.ops[0], &pdd_sg_ops);
+	assert_ptr_equal(p.ops[1], &pdd_threads_ops);
+	assert_int_equal(p.threads, 4);
 #ifdef HAVE_LIBURING
 	o.engine = "uring";
-	assert_engine_refused(&o, &in, &out,
-			      "engine=uring: an sg device takes engine=sg (or auto)");
-	cap_reset();
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_ptr_equal(p.ops[0], &pdd_sg_ops);
+	assert_ptr_equal(p.ops[1], &pdd_uring_ops);
+	assert_int_equal(p.threads, 1);
 #endif
 #ifdef HAVE_LIBAIO
 	o.engine = "aio";
 	in = regfile("in.img", false, 1 * MiB, false);
 	out = sgdev("/dev/sg2", true, 512, 64 * MiB, 0);
-	assert_engine_refused(&o, &in, &out,
-			      "engine=aio: an sg device takes engine=sg (or auto)");
-	cap_reset();
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_ptr_equal(p.ops[0], &pdd_aio_ops);
+	assert_ptr_equal(p.ops[1], &pdd_sg_ops);
 #endif
 	o.engine = "sg";
 	in = blockdev("/dev/sdb", false, 512, 64 * MiB, true);
@@ -1068,7 +1083,8 @@ static void test_uring_plan(void **state)
 	o.engine = "uring";
 	o.threads = 8;
 	assert_plan_ok(&o, &in, &out, &p);
-	assert_ptr_equal(p.ops, &pdd_uring_ops);
+	assert_ptr_equal(p.ops[0], &pdd_uring_ops);
+	assert_ptr_equal(p.ops[1], &pdd_uring_ops);
 	assert_int_equal(p.depth, 64);
 	assert_int_equal(p.threads, 1);
 	o.qd = 5;
@@ -1223,7 +1239,7 @@ int main(void)
 		T(test_sg_default_bpt_fits),
 		T(test_sg_small_output_with_count_allowed),
 		T(test_sg_engine_auto),
-		T(test_sg_engine_mismatch_refused),
+		T(test_sg_side_with_named_engine),
 #endif
 		T(test_depth_twice_threads_by_default),
 		T(test_depth_set_by_qd),

@@ -164,20 +164,20 @@ static void test_tick_once_a_second(void **state)
 	pdd_msg_columns = 0;		/* not a terminal */
 	pdd_progress_start(true, &all, 1, 100.0);
 	/* nothing in the first second */
-	pdd_progress_tick(0, 100.0);
-	pdd_progress_tick(500000, 100.5);
-	pdd_progress_tick(900000, 100.99);
+	pdd_progress_tick(0, 100.0, 0);
+	pdd_progress_tick(500000, 100.5, 0);
+	pdd_progress_tick(900000, 100.99, 0);
 	assert_string_equal(captured(), "");
-	pdd_progress_tick(MB, 101.0);
+	pdd_progress_tick(MB, 101.0, 0);
 	assert_string_equal(captured(),
 			    "1000000 bytes (1.0 MB, 977 KiB) copied, 10%, 1.0 MB/s now, "
 			    "1.0 MB/s average, 0:00:09 left\n");
 	cap_reset();
 	/* a second from the last line, not from the start */
-	pdd_progress_tick(1500000, 101.9);
+	pdd_progress_tick(1500000, 101.9, 0);
 	assert_string_equal(captured(), "");
 	/* now: 2 MB in the last second; average 1.5 MB/s, 7 MB left */
-	pdd_progress_tick(3 * MB, 102.0);
+	pdd_progress_tick(3 * MB, 102.0, 0);
 	assert_string_equal(captured(),
 			    "3000000 bytes (3.0 MB, 2.9 MiB) copied, 30%, 2.0 MB/s now, "
 			    "1.5 MB/s average, 0:00:05 left\n");
@@ -196,8 +196,8 @@ static void test_tick_off(void **state)
 	(void)state;
 	pdd_msg_columns = 200;
 	pdd_progress_start(false, &all, 1, 100.0);
-	pdd_progress_tick(MB, 101.0);
-	pdd_progress_tick(2 * MB, 105.0);
+	pdd_progress_tick(MB, 101.0, 0);
+	pdd_progress_tick(2 * MB, 105.0, 0);
 	pdd_progress_end();
 	pdd_error("boom");
 	assert_string_equal(captured(), "pdd: boom\n");
@@ -211,8 +211,8 @@ static void test_tick_in_place_on_a_terminal(void **state)
 	(void)state;
 	pdd_msg_columns = 200;
 	pdd_progress_start(true, &all, 1, 100.0);
-	pdd_progress_tick(MB, 101.0);
-	pdd_progress_tick(2 * MB, 102.0);
+	pdd_progress_tick(MB, 101.0, 0);
+	pdd_progress_tick(2 * MB, 102.0, 0);
 	assert_string_equal(captured(),
 			    "\r1000000 bytes (1.0 MB, 977 KiB) copied, 10%, 1.0 MB/s now, "
 			    "1.0 MB/s average, 0:00:09 left\033[K"
@@ -231,7 +231,7 @@ static void test_tick_in_place_on_a_terminal(void **state)
 			    "pdd: and more\n");
 	cap_reset();
 	/* the next update starts a line again; the end closes it, once */
-	pdd_progress_tick(3 * MB, 103.0);
+	pdd_progress_tick(3 * MB, 103.0, 0);
 	pdd_progress_end();
 	pdd_progress_end();
 	pdd_msg_end_line();
@@ -248,7 +248,7 @@ static void test_tick_usage_error_ends_the_line(void **state)
 	(void)state;
 	pdd_msg_columns = 200;
 	pdd_progress_start(true, &all, 1, 100.0);
-	pdd_progress_tick(MB, 101.0);
+	pdd_progress_tick(MB, 101.0, 0);
 	cap_reset();
 	pdd_usage_error("bad");
 	assert_string_equal(captured(), "\npdd: bad\n" TRY_HELP);
@@ -263,7 +263,7 @@ static void test_tick_narrow_terminal(void **state)
 	(void)state;
 	pdd_msg_columns = 60;
 	pdd_progress_start(true, &all, 1, 100.0);
-	pdd_progress_tick(MB, 101.0);
+	pdd_progress_tick(MB, 101.0, 0);
 	assert_string_equal(captured(),
 			    "\r1000000 bytes copied, 10%, 1.0 MB/s now, 0:00:09 left\033[K");
 	pdd_progress_end();
@@ -281,14 +281,14 @@ static void test_total_from_the_pieces_to_do(void **state)
 	(void)state;
 	pdd_msg_columns = 0;
 	pdd_progress_start(true, todo, 2, 0.0);
-	pdd_progress_tick(5 * MB, 1.0);
+	pdd_progress_tick(5 * MB, 1.0, 0);
 	assert_string_equal(captured(),
 			    "5000000 bytes (5.0 MB, 4.8 MiB) copied, 50%, 5.0 MB/s now, "
 			    "5.0 MB/s average, 0:00:01 left\n");
 	pdd_progress_end();
 	cap_reset();
 	pdd_progress_start(true, &stream, 1, 0.0);
-	pdd_progress_tick(5 * MB, 1.0);
+	pdd_progress_tick(5 * MB, 1.0, 0);
 	assert_string_equal(captured(),
 			    "5000000 bytes (5.0 MB, 4.8 MiB) copied, 5.0 MB/s now, "
 			    "5.0 MB/s average\n");

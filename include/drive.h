@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The driver: the loop that the copy (copy.c) and the comparison
+ * (verify.c) share.  It owns the two sides' engines, starts requests on
+ * them, takes back what the engine of a side cannot take yet (busy) and
+ * offers it again after that engine's next completion, waits on both
+ * engines at once with a timeout, and hands every finished request back.
+ * Its user decides what to start (turn) and what a finished request
+ * means (done); a stop signal makes the user start nothing more, and the
+ * loop drains what is in flight before it returns.
+ */
+#ifndef PDD_DRIVE_H
+#define PDD_DRIVE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine.h"
+
+enum { PDD_IN, PDD_OUT };
+
+/* what the user of the loop does, with its own state in ctx */
+struct pdd_drive_ops {
+	/* start what may start now (each turn of the loop, and at least
+	 * every PDD_DRIVE_TICK_MS) */
+	void (*turn)(void *ctx, double now);
+	/* a request is back from its engine */
+	void (*done)(void *ctx, struct pdd_req *rq);
+	/* SIGINT or SIGTERM: start no more */
+	void (*stop)(void *ctx, int sig);
+	/* SIGUSR1: say how far it is */
+	void (*report)(void *ctx);
+};
+
+/* the longest the loop sleeps without a look at signals and the clock */
+#define PDD_DRIVE_TICK_MS 100
+
+struct pdd_drive {
+	struct pdd_engine eng[2];	/* input's and output's; ops NULL for
+					 * a side that needs none */
+	unsigned int held[2];		/* requests each engine holds */
+	struct pdd_req *wait[2];	/* answered busy: offered again, in order,
+					 * after the engine's next completion */
+	struct pdd_req *wait_tail[2];
+	bool full[2];			/* the engine last answered busy */
+	struct pdd_req *failed;		/* refused by an engine: back to the
+					 * user as failed on the next turn */
+	struct pdd_req *failed_tail;
+	double last_done;		/* when a request last came back */
+	const struct pdd_drive_ops *ops;
+	void *ctx;
+};
+
+int pdd_drive_start(struct pdd_drive *d, const struct pdd_plan *p,
+		    const struct pdd_dev *side[2], void *const *bufs,
+		    unsigned int nbufs, unsigned int depth);
+int pdd_drive_submit(struct pdd_drive *d, int k, struct pdd_req *rq);
+int pdd_drive_run(struct pdd_drive *d);
+int pdd_drive_flush(struct pdd_drive *d, int k, struct pdd_dev *dev);
+void pdd_drive_end(struct pdd_drive *d);
+void pdd_drive_describe(const struct pdd_drive *d, const char *what, unsigned int depth,
+			size_t xfer);
+
+#endif
