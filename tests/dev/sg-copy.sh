@@ -305,11 +305,17 @@ expect_err "pdd: '$A' is too small: the copy needs $((5000 * 512 + 100)) bytes f
 sgp run_pdd if="$A" of="$T/r.img" cdbsz=6 iflag=fua
 expect_rc 31
 expect_err "pdd: cdbsz=6: a 6-byte CDB has no FUA or DPO bit, which '$A' is to get; give cdbsz=10 or more"
+# engine= names the engine of the side that is not sg; the sg side keeps sg
 for e in uring aio threads; do
+	rm -f "$T/e.img"
 	rc=0
-	sgp "$PDD" if="$A" of=/dev/null engine=$e 2>"$T/err" || rc=$?
-	expect_rc 31
-	expect_err "pdd: engine=$e: an sg device takes engine=sg (or auto)"
+	sgp "$PDD" if="$A" of="$T/e.img" engine=$e bpt=16 count=1000 2>"$T/err" || rc=$?
+	expect_rc 0
+	cmp -s -n $((1000 * 512)) "$T/a512.img" "$T/e.img" || fail "sg to a file with engine=$e differs"
+	sgp "$PDD" if="$A" of="$T/e.img" engine=$e count=8 --dry-run >"$T/plan" 2>"$T/err" ||
+		fail "the dry run of sg to a file with engine=$e failed: $(cat "$T/err")"
+	grep -q "^  using   engine=sg for the input and $e for the output, " "$T/plan" ||
+		fail "the dry run of sg to a file with engine=$e does not name both engines: $(cat "$T/plan")"
 done
 rc=0
 "$PDD" if="$T/a512.img" of=/dev/null engine=sg 2>"$T/err" || rc=$?
