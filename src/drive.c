@@ -84,22 +84,15 @@ void pdd_drive_describe(const struct pdd_drive *d, const char *what, unsigned in
 		 threads, depth, depth == 1 ? "" : "s", xfer);
 }
 
-/* Hand rq to side k's engine now, or keep it until the engine has room. */
-int pdd_drive_submit(struct pdd_drive *d, int k, struct pdd_req *rq)
+/* Offer rq to side k's engine: 0 when taken (or failed, to be handed
+ * back on the next turn), 1 when the engine has no room for it now. */
+static int start(struct pdd_drive *d, int k, struct pdd_req *rq)
 {
 	struct pdd_engine *e = &d->eng[k];
-	int r;
+	int r = e->ops->submit(e, rq);
 
-	if (d->wait[k] || d->full[k]) {
-		push(&d->wait[k], &d->wait_tail[k], rq);
-		return 0;
-	}
-	r = e->ops->submit(e, rq);
-	if (r == PDD_BUSY && d->held[k]) {
-		d->full[k] = true;
-		push(&d->wait[k], &d->wait_tail[k], rq);
-		return 0;
-	}
+	if (r == PDD_BUSY && d->held[k])
+		return 1;
 	if (r == PDD_BUSY)	/* no room with nothing in flight: never will be */
 		r = -EBUSY;
 	if (r < 0) {
@@ -112,17 +105,37 @@ int pdd_drive_submit(struct pdd_drive *d, int k, struct pdd_req *rq)
 	return 0;
 }
 
-/* Side k's engine has finished something: offer it what waits. */
+/* Hand rq to side k's engine now, or keep it, behind those already
+ * kept, until the engine has room. */
+int pdd_drive_submit(struct pdd_drive *d, int k, struct pdd_req *rq)
+{
+	if (d->wait[k] || d->full[k] || start(d, k, rq)) {
+		d->full[k] = true;
+		push(&d->wait[k], &d->wait_tail[k], rq);
+	}
+	return 0;
+}
+
+/* Side k's engine has finished something: offer it what waits, in the
+ * order it came, until it is full again. */
 static void offer(struct pdd_drive *d, int k)
 {
 	d->full[k] = false;
-	while (d->wait[k] && !d->full[k]) {
+	while (d->wait[k]) {
 		struct pdd_req *rq = d->wait[k];
 
+		/* off the list first: start() and the engine reuse rq->next */
 		d->wait[k] = rq->next;
 		if (!d->wait[k])
 			d->wait_tail[k] = NULL;
-		pdd_drive_submit(d, k, rq);
+		if (start(d, k, rq)) {
+			rq->next = d->wait[k];	/* back at the head */
+			d->wait[k] = rq;
+			if (!d->wait_tail[k])
+				d->wait_tail[k] = rq;
+			d->full[k] = true;
+			return;
+		}
 	}
 }
 
