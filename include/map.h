@@ -12,6 +12,10 @@
  * The extents are contiguous and ascending; bytes no extent covers are
  * not tried.  The copy core marks what it wrote (+) and what it could
  * not read (-); a rerun copies what is not +.
+ *
+ * Three files, one section each below: map-extents.c keeps the extents
+ * in memory, map-text.c reads and writes ddrescue's text, mapfile.c
+ * finds, checks, loads and saves the file.
  */
 #ifndef PDD_MAP_H
 #define PDD_MAP_H
@@ -48,30 +52,10 @@ struct pdd_map {
 	time_t started;			/* for the header */
 };
 
-struct pdd_dev;
+/* --- the extents in memory (map-extents.c) -------------------------------- */
 
 void pdd_map_init(struct pdd_map *m, const char *path);
 void pdd_map_free(struct pdd_map *m);
-
-/* Before anything is read or written: find the file the map is (a link
- * is followed to its target, which is then read and replaced; a link to
- * nothing is refused), refuse a map that is not a regular file, a map, or
- * its PATH.new or PATH.bak, that is the input or the output, and a map
- * whose directory does not take new files.  Each refusal is reported.
- * 0; -EINVAL when the map is one of the sides (operands that contradict);
- * another -errno when the map cannot be used. */
-int pdd_map_check(struct pdd_map *m, const struct pdd_dev *in,
-		  const struct pdd_dev *out);
-
-/* Read a map in ddrescue's format from f; name is for messages
- * ("map 'NAME' line 4: blocks are not contiguous").  0, -EINVAL, or the
- * -errno of a read that failed (reported too: never taken as the end). */
-int pdd_map_parse(struct pdd_map *m, FILE *f, const char *name);
-
-/* Read the map (m->file, or m->path).  -ENOENT (quietly) when there is
- * no such file yet, so the map starts empty; any other failure, a read
- * error too, is reported and returned. */
-int pdd_map_load(struct pdd_map *m);
 
 /* Give [pos, pos+size) the status; extents are split and merged so the
  * invariants above still hold.  0 or -ENOMEM. */
@@ -91,8 +75,48 @@ uint64_t pdd_map_bytes(const struct pdd_map *m, uint64_t start, uint64_t end,
 int pdd_map_todo(const struct pdd_map *m, uint64_t start, uint64_t end,
 		 uint64_t grain, struct pdd_extent **out, size_t *n);
 
+/* For the parser (map-text.c) only; the rest of pdd goes through the
+ * calls above. */
+
+/* Append to an extent array of *n entries and room for *cap (realloc'd
+ * as it grows), merging with the last extent when it has the same status,
+ * so the array never holds two equal neighbours.  The caller keeps the
+ * extents contiguous.  An empty extent is left out.  0 or -ENOMEM. */
+int pdd_extent_push(struct pdd_extent **ext, size_t *n, size_t *cap,
+		    uint64_t pos, uint64_t size, char status);
+
+/* The extents go and the status line starts again ('?' at 0, pass 1);
+ * the file the map was found at stays. */
+void pdd_map_reset(struct pdd_map *m);
+
+/* --- ddrescue's text (map-text.c) ----------------------------------------- */
+
+/* Read a map in ddrescue's format from f; name is for messages
+ * ("map 'NAME' line 4: blocks are not contiguous").  0, -EINVAL, or the
+ * -errno of a read that failed (reported too: never taken as the end). */
+int pdd_map_parse(struct pdd_map *m, FILE *f, const char *name);
+
 /* Write the map in ddrescue's format, the header's current time now. */
 int pdd_map_write(const struct pdd_map *m, FILE *f, time_t now);
+
+/* --- the file on disk (mapfile.c) ----------------------------------------- */
+
+struct pdd_dev;
+
+/* Before anything is read or written: find the file the map is (a link
+ * is followed to its target, which is then read and replaced; a link to
+ * nothing is refused), refuse a map that is not a regular file, a map, or
+ * its PATH.new or PATH.bak, that is the input or the output, and a map
+ * whose directory does not take new files.  Each refusal is reported.
+ * 0; -EINVAL when the map is one of the sides (operands that contradict);
+ * another -errno when the map cannot be used. */
+int pdd_map_check(struct pdd_map *m, const struct pdd_dev *in,
+		  const struct pdd_dev *out);
+
+/* Read the map (m->file, or m->path).  -ENOENT (quietly) when there is
+ * no such file yet, so the map starts empty; any other failure, a read
+ * error too, is reported and returned. */
+int pdd_map_load(struct pdd_map *m);
 
 /* Replace the map (m->file, or m->path) safely: write PATH.new, fsync it,
  * keep the old map as PATH.bak, rename PATH.new to PATH, fsync the

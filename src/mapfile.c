@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Where map= lives on disk, and reading and replacing it there (the
- * format is map.c's).  A map is replaced on every save: PATH.new is
+ * format is map-text.c's).  A map is replaced on every save: PATH.new is
  * written, the old map kept as PATH.bak, PATH.new renamed to PATH.  So
  * before anything is read or written, pdd_map_check() makes sure that
  * this can only ever touch the map: the map, PATH.new and PATH.bak are

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Unit tests for map.c: reading maps exactly as ddrescue 1.27 writes them
- * (the examples are files it wrote), refusing what ddrescue refuses with
- * the line named, writing them back to the byte, the extent bookkeeping
- * (set, status, bytes, todo) against a byte-per-byte model, and the safe
- * replacement of the file on disk.  A map pdd writes is also handed to the
- * real ddrescuelog when it is installed.
+ * Unit tests for the map (map-extents.c, map-text.c, mapfile.c): reading
+ * maps exactly as ddrescue 1.27 writes them (the examples are files it
+ * wrote), refusing what ddrescue refuses with the line named, writing
+ * them back to the byte, the extent bookkeeping (set, status, bytes,
+ * todo) against a byte-per-byte model, and the safe replacement of the
+ * file on disk.  A map pdd writes is also handed to the real ddrescuelog
+ * when it is installed.
  */
 #define _GNU_SOURCE		/* fopencookie */
 #include <errno.h>
