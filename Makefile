@@ -37,6 +37,19 @@ ENGINE_SRCS += src/engines/aio.c
 LDLIBS += -laio
 endif
 
+# libmount (libmount-dev) reads /proc's mounts and swap areas for the
+# guard; a pdd built without it cannot tell what is mounted, so it refuses
+# every block-device output unless oflag=force, and its link says so.
+# make HAVE_LIBMOUNT= builds that pdd.
+HAVE_LIBMOUNT := $(shell pkg-config --exists mount 2>/dev/null && echo y)
+ifeq ($(HAVE_LIBMOUNT),y)
+ALL_CFLAGS += -DHAVE_LIBMOUNT $(shell pkg-config --cflags mount)
+GUARD_SRCS = src/guard-mount.c
+LDLIBS += $(shell pkg-config --libs mount)
+else
+no_libmount = @echo "pdd: libmount-dev not found: mount and swap checks are built without it" >&2
+endif
+
 ifeq ($(V),1)
 Q =
 msg = @true
@@ -48,7 +61,7 @@ endif
 SRCS = src/main.c src/args.c src/dev.c src/open.c src/plan.c src/copy.c src/coe.c src/copy-map.c src/seq.c \
        src/stats.c src/json.c src/progress.c src/msg.c src/signals.c src/engine.c \
        src/map-extents.c src/map-text.c src/mapfile.c src/verify.c src/drive.c src/guard.c src/guard-loop.c \
-       $(SCSI_SRCS) $(ENGINE_SRCS)
+       $(GUARD_SRCS) $(SCSI_SRCS) $(ENGINE_SRCS)
 LIB_SRCS = $(filter-out src/main.c,$(SRCS))
 HDRS = $(wildcard include/*.h)
 
@@ -73,6 +86,7 @@ build/%.o: %.c $(HDRS)
 pdd: $(SRCS:%.c=build/%.o)
 	$(msg) LINK $@
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+	$(no_libmount)
 
 # --- dependencies from the distribution ------------------------------------
 

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What guard.c and guard-loop.c share: guard.c reads sysfs and /proc and
- * checks a device for mounts, swap and holders; guard-loop.c knows loop
- * devices, what each is over and which are over the output.  Internal to
- * the two; pdd.h has what the rest of pdd calls.
+ * What guard.c, guard-loop.c and guard-mount.c share: guard.c reads sysfs
+ * and checks a device for mounts, swap and holders; guard-mount.c reads
+ * the mounts and swap areas in /proc through libmount; guard-loop.c knows
+ * loop devices, what each is over and which are over the output.
+ * Internal to the three; pdd.h has what the rest of pdd calls.
  */
 #ifndef PDD_GUARD_H
 #define PDD_GUARD_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -31,6 +33,28 @@ int guard_read_sys(dev_t dev, const char *rel, char *buf, size_t len);
 bool guard_parse_devnum(const char *s, dev_t *dev);
 void guard_node_name(dev_t dev, const char *rel, char *buf, size_t len);
 int guard_check_block(dev_t dev, const char *who, bool force);
+
+/* guard-mount.c: 1 and the first mount point in where if dev is mounted;
+ * 1 if it is active swap; else 0, or -errno */
+#ifdef HAVE_LIBMOUNT
+int guard_mounted_on(dev_t dev, char *where, size_t len);
+int guard_is_swap(dev_t dev);
+#else
+/* built without libmount: nothing can tell, and guard.c says so */
+static inline int guard_mounted_on(dev_t dev, char *where, size_t len)
+{
+	(void)dev;
+	(void)where;
+	(void)len;
+	return -ENOTSUP;
+}
+
+static inline int guard_is_swap(dev_t dev)
+{
+	(void)dev;
+	return -ENOTSUP;
+}
+#endif
 
 /* guard-loop.c */
 int guard_loop_backing(dev_t disk, int fd, struct backing *b);

@@ -23,6 +23,7 @@ need_pkg liburing-dev	have_pc liburing
 need_pkg libaio-dev	have_hdr libaio.h
 need_pkg libsgutils2-dev have_hdr scsi/sg_lib.h
 need_pkg libcmocka-dev	have_pc cmocka
+need_pkg libmount-dev	have_pc mount
 need_pkg clang		have_cmd clang
 need_pkg valgrind	have_cmd valgrind
 need_pkg sg3-utils	have_cmd sgp_dd

@@ -11,10 +11,12 @@
  * dev.c opens a block-device output exclusively (O_EXCL), and the kernel
  * refuses that open while a file system, swap or another device holds it;
  * but its answer is a bare EBUSY, and oflag=force drops the exclusive open.
- * So the same ground is checked here by name, from /proc and /sys, and
- * pdd_guard_busy() says which of these made the open fail.  oflag=force
- * lets only the holders pass: a mounted device, swap and an overlap are
- * refused always.
+ * So the same ground is checked here by name, from /sys and from /proc
+ * (as libmount reads it, guard-mount.c), and pdd_guard_busy() says which
+ * of these made the open fail.  oflag=force lets only the holders pass: a
+ * mounted device, swap and an overlap are refused always.  A pdd built
+ * without libmount cannot tell whether a device is mounted or swap, so it
+ * refuses every block-device output, but for oflag=force.
  *
  * A loop device's bytes are its backing file's (or device's), so the
  * overlap check sees through loop devices: a loop over the input file
@@ -29,7 +31,6 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -65,7 +66,7 @@ int guard_read_sys(dev_t dev, const char *rel, char *buf, size_t len)
 	return 0;
 }
 
-/* "MAJ:MIN", as sysfs and mountinfo write device numbers. */
+/* "MAJ:MIN", as sysfs writes device numbers. */
 bool guard_parse_devnum(const char *s, dev_t *dev)
 {
 	unsigned int maj, min;
@@ -100,108 +101,6 @@ void guard_node_name(dev_t dev, const char *rel, char *buf, size_t len)
 	fclose(f);
 }
 
-/* /proc writes a space, tab, newline or backslash in a path as \ooo. */
-static void unescape(char *s)
-{
-	char *w = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*w++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
-			s += 3;
-		} else {
-			*w++ = *s;
-		}
-	}
-	*w = '\0';
-}
-
-/* Is path a block device node for dev? */
-static bool is_node_of(const char *path, dev_t dev)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == dev;
-}
-
-/*
- * The first mount of dev, from mountinfo: the third field is the device
- * number of the mounted file system and the fifth the mount point; after
- * the " - " come the type and the source.  A file system on several
- * devices (btrfs) shows a device number of its own, so the source names
- * the device instead; only sources under /dev are looked at, so that no
- * network file system is ever waited on.  1 and the mount point in where
- * if mounted.
- */
-static int mounted_on(dev_t dev, char *where, size_t len)
-{
-	char path[PATH_MAX], *line = NULL, *save, *tok, *mnt;
-	size_t cap = 0;
-	int found = 0;
-	dev_t fsdev;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/proc/self/mountinfo", pdd_guard_root);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (!found && getline(&line, &cap, f) > 0) {
-		line[strcspn(line, "\n")] = '\0';
-		strtok_r(line, " ", &save);			/* mount id */
-		strtok_r(NULL, " ", &save);			/* parent id */
-		tok = strtok_r(NULL, " ", &save);		/* MAJ:MIN */
-		strtok_r(NULL, " ", &save);			/* root */
-		mnt = strtok_r(NULL, " ", &save);		/* mount point */
-		if (!tok || !mnt)
-			continue;
-		if (guard_parse_devnum(tok, &fsdev) && fsdev == dev) {
-			found = 1;
-			break;
-		}
-		while ((tok = strtok_r(NULL, " ", &save)) && strcmp(tok, "-"))
-			;					/* options */
-		if (tok && strtok_r(NULL, " ", &save) &&	/* type */
-		    (tok = strtok_r(NULL, " ", &save))) {	/* source */
-			unescape(tok);
-			found = !strncmp(tok, "/dev/", 5) && is_node_of(tok, dev);
-		}
-	}
-	if (found) {
-		unescape(mnt);
-		snprintf(where, len, "%s", mnt);
-	}
-	free(line);
-	fclose(f);
-	return found;
-}
-
-/* Is dev active swap?  The first field of /proc/swaps is the swap area's
- * path, a block device or a file. */
-static int is_swap(dev_t dev)
-{
-	char path[PATH_MAX], *line = NULL, *save;
-	size_t cap = 0;
-	int found = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/proc/swaps", pdd_guard_root);
-	f = fopen(path, "re");
-	if (!f)
-		return errno == ENOENT ? 0 : -errno;	/* no swap in this kernel */
-	while (!found && getline(&line, &cap, f) > 0) {
-		char *name = strtok_r(line, " \t\n", &save);
-
-		if (!name || !strcmp(name, "Filename"))	/* the heading */
-			continue;
-		unescape(name);
-		found = is_node_of(name, dev);
-	}
-	free(line);
-	fclose(f);
-	return found;
-}
-
 /* The first device built on dev (holders/ in sysfs): 1 and its kernel
  * name in who. */
 static int held_by(dev_t dev, char *who, size_t len)
@@ -230,14 +129,21 @@ static int held_by(dev_t dev, char *who, size_t len)
  * Check one device: the output itself (subject "'/dev/sdb' is") or one of
  * its partitions (subject "'/dev/sdb' holds '/dev/sdb1',").  Prints each
  * reason to refuse; returns how many, or -errno when /proc could not be
- * read, which refuses too: a check that cannot be made is no check.
+ * read, which refuses too: a check that cannot be made is no check.  So
+ * does a pdd built without libmount, which cannot read it, unless force.
  */
 static int check_dev(dev_t dev, const char *subject, bool force)
 {
 	char what[PATH_MAX];
 	int n = 0, r;
 
-	r = mounted_on(dev, what, sizeof(what));
+	r = guard_mounted_on(dev, what, sizeof(what));
+	if (r == -ENOTSUP) {	/* built without libmount: it cannot be checked */
+		if (!force)
+			pdd_error("pdd was built without libmount: cannot see whether %s mounted or in use as swap; oflag=force writes anyway",
+				  subject);
+		return force ? 0 : r;	/* force passes the holders too */
+	}
 	if (r < 0) {
 		pdd_error("cannot read '%s/proc/self/mountinfo' to see whether %s mounted: %s",
 			  pdd_guard_root, subject, strerror(-r));
@@ -248,7 +154,7 @@ static int check_dev(dev_t dev, const char *subject, bool force)
 			  subject, what);
 		n++;
 	}
-	r = is_swap(dev);
+	r = guard_is_swap(dev);
 	if (r < 0) {
 		pdd_error("cannot read '%s/proc/swaps' to see whether %s swap: %s",
 			  pdd_guard_root, subject, strerror(-r));

@@ -29,6 +29,12 @@
 
 #define MiB (1024ULL * 1024)
 
+#ifdef HAVE_LIBMOUNT
+#define HAVE_MOUNTS true	/* guard-mount.c reads /proc through libmount */
+#else
+#define HAVE_MOUNTS false
+#endif
+
 static char root[64];		/* the made-up /proc and /sys */
 static char nodes[64];		/* device nodes and regular files */
 static char disk[128], part[128];	/* block nodes 240:0 and 240:1 */
@@ -111,10 +117,13 @@ static int teardown(void **state)
 	return cap_close(state);
 }
 
-static void needs_root(void)
+/* The tests on the block nodes: mknod needs root, and a pdd built
+ * without libmount refuses every block device before anything else
+ * (test_without_libmount). */
+static void needs_block(void)
 {
-	if (geteuid() != 0)
-		skip();		/* mknod */
+	if (geteuid() != 0 || !HAVE_MOUNTS)
+		skip();
 }
 
 static struct pdd_dev side(const char *path, enum pdd_kind kind, bool output,
@@ -181,7 +190,7 @@ static void add_mount(const char *line)
 static void test_nothing_in_use(void **state)
 {
 	(void)state;
-	needs_root();
+	needs_block();
 	assert_int_equal(guard_disk(0), 0);
 	assert_string_equal(captured(), "");
 }
@@ -189,7 +198,7 @@ static void test_nothing_in_use(void **state)
 static void test_mounted(void **state)
 {
 	(void)state;
-	needs_root();
+	needs_block();
 	/* /proc writes a space in a mount point as \040 */
 	add_mount("40 27 240:0 / /mnt/my\\040disk rw,relatime shared:1 - ext4 /dev/fake0 rw");
 	assert_int_equal(guard_disk(0), -EBUSY);
@@ -209,7 +218,7 @@ static void test_mounted_by_source(void **state)
 	char dnode[128];
 
 	(void)state;
-	needs_root();
+	needs_block();
 	add_mount(msg("41 27 0:45 / /srv rw - btrfs %s rw", disk));
 	assert_int_equal(guard_disk(0), 0);
 	snprintf(dnode, sizeof(dnode), "/dev/shm/pdd-guard-%d", (int)getpid());
@@ -225,7 +234,7 @@ static void test_mounted_by_source(void **state)
 static void test_partition_mounted(void **state)
 {
 	(void)state;
-	needs_root();
+	needs_block();
 	add_mount("40 27 240:1 / /mnt/p rw - ext4 /dev/fake0p1 rw");
 	add_mount("43 27 240:1 / /mnt/bind rw - ext4 /dev/fake0p1 rw");
 	assert_int_equal(guard_disk(PDD_F_FORCE), -EBUSY);
@@ -237,7 +246,7 @@ static void test_partition_mounted(void **state)
 static void test_swap(void **state)
 {
 	(void)state;
-	needs_root();
+	needs_block();
 	put("proc/swaps", msg("Filename\tType\tSize\tUsed\tPriority\n"
 			      "/swapfile                               file\t\t1024\t0\t-2\n"
 			      "%s                               partition\t16380\t0\t-3\n", disk));
@@ -257,7 +266,7 @@ static void test_no_swaps_file(void **state)
 	char path[512];
 
 	(void)state;
-	needs_root();
+	needs_block();
 	snprintf(path, sizeof(path), "%s/proc/swaps", root);
 	unlink(path);		/* a kernel without swap */
 	assert_int_equal(guard_disk(0), 0);
@@ -267,7 +276,7 @@ static void test_no_swaps_file(void **state)
 static void test_held(void **state)
 {
 	(void)state;
-	needs_root();
+	needs_block();
 	put("sys/dev/block/240:0/holders/dm-0", "");
 	assert_int_equal(guard_disk(0), -EBUSY);
 	assert_string_equal(captured(), msg("pdd: '%s' is held by dm-0: another device is built on it\n",
@@ -281,7 +290,7 @@ static void test_held(void **state)
 static void test_partition_held(void **state)
 {
 	(void)state;
-	needs_root();
+	needs_block();
 	put("sys/dev/block/240:0/fake0p1/holders/md127", "");
 	assert_int_equal(guard_disk(0), -EBUSY);
 	assert_string_equal(captured(), msg("pdd: '%s' holds '/dev/fake0p1', held by md127: another device is built on it\n",
@@ -294,7 +303,7 @@ static void test_partition_held(void **state)
 static void test_several(void **state)
 {
 	(void)state;
-	needs_root();
+	needs_block();
 	add_mount("40 27 240:0 / /a rw - ext4 /dev/fake0 rw");
 	put("sys/dev/block/240:0/holders/dm-3", "");
 	put("proc/swaps", msg("Filename\tType\tSize\tUsed\tPriority\n%s partition 1 0 -2\n", part));
@@ -315,7 +324,7 @@ static void test_partition_output(void **state)
 	struct pdd_plan p = plan(0, 0, MiB);
 
 	(void)state;
-	needs_root();
+	needs_block();
 	in.missing = true;
 	add_mount("40 27 240:0 / /whole rw - ext4 /dev/fake0 rw");
 	assert_int_equal(pdd_guard(&p, &in, &out), 0);
@@ -331,12 +340,89 @@ static void test_no_mountinfo(void **state)
 	char path[512];
 
 	(void)state;
-	needs_root();
+	needs_block();
 	snprintf(path, sizeof(path), "%s/proc/self/mountinfo", root);
 	unlink(path);
 	assert_int_equal(guard_disk(PDD_F_FORCE), -ENOENT);
 	assert_string_equal(captured(), msg("pdd: cannot read '%s/proc/self/mountinfo' to see whether '%s' is mounted: No such file or directory\n",
 					    root, disk));
+}
+
+/* a mountinfo libmount cannot read as mountinfo refuses too, where
+ * libmount's own default would skip the line and go on */
+static void test_bad_mountinfo(void **state)
+{
+	char path[512];
+	const char *fmt = "pdd: cannot read '%s/proc/self/mountinfo' to see whether '%s' is mounted: %s\n";
+
+	(void)state;
+	needs_block();
+	add_mount("40 27 240:0 / /a rw");	/* no " - " and what follows */
+	add_mount("41 27 240:0 / /b rw - ext4 /dev/fake0 rw");
+	assert_int_equal(guard_disk(0), -EBADMSG);
+	assert_string_equal(captured(), msg(fmt, root, disk, "Bad message"));
+	/* read as an fstab when its first line is not mountinfo's */
+	cap_reset();
+	put("proc/self/mountinfo", "/dev/fake0 /a ext4 rw 0 0\n");
+	assert_int_equal(guard_disk(0), -EBADMSG);
+	assert_string_equal(captured(), msg(fmt, root, disk, "Bad message"));
+	/* opened but not read */
+	cap_reset();
+	snprintf(path, sizeof(path), "%s/proc/self/mountinfo", root);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_int_equal(guard_disk(PDD_F_FORCE), -EIO);
+	assert_string_equal(captured(), msg(fmt, root, disk, "Input/output error"));
+	assert_int_equal(rmdir(path), 0);
+}
+
+static void test_bad_swaps(void **state)
+{
+	(void)state;
+	needs_block();
+	put("proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n/swapfile file\n");
+	assert_int_equal(guard_disk(0), -EBADMSG);
+	assert_string_equal(captured(), msg("pdd: cannot read '%s/proc/swaps' to see whether '%s' is swap: Bad message\n",
+					    root, disk));
+}
+
+/* libmount undoes the escapes in a source too, and drops the
+ * " (deleted)" after a swap area's path: a node that stands there now
+ * for the same device is that device */
+static void test_escaped_and_deleted(void **state)
+{
+	char dnode[128], esc[160];
+
+	(void)state;
+	needs_block();
+	snprintf(dnode, sizeof(dnode), "/dev/shm/pdd guard-%d", (int)getpid());
+	snprintf(esc, sizeof(esc), "/dev/shm/pdd\\040guard-%d", (int)getpid());
+	if (mknod(dnode, S_IFBLK | 0600, makedev(240, 0)))
+		skip();		/* no /dev/shm to put a node in */
+	add_mount(msg("42 27 0:46 / /srv\\011x rw - btrfs %s rw", esc));
+	put("proc/swaps", msg("Filename\tType\tSize\tUsed\tPriority\n"
+			      "%s\\040(deleted) partition 1 0 -2\n", esc));
+	assert_int_equal(guard_disk(0), -EBUSY);
+	unlink(dnode);
+	assert_string_equal(captured(), msg("pdd: '%s' is mounted on /srv\tx: pdd does not write to a mounted device\n"
+					    "pdd: '%s' is in use as swap: pdd does not write to active swap\n",
+					    disk, disk));
+}
+
+/* built without libmount nothing tells whether a device is mounted:
+ * every block device is refused, but for oflag=force */
+static void test_without_libmount(void **state)
+{
+	(void)state;
+	if (geteuid() != 0 || HAVE_MOUNTS)
+		skip();
+	assert_int_equal(guard_disk(0), -ENOTSUP);
+	assert_string_equal(captured(), msg("pdd: pdd was built without libmount: cannot see whether '%s' is mounted or in use as swap; oflag=force writes anyway\n",
+					    disk));
+	cap_reset();
+	put("sys/dev/block/240:0/holders/dm-0", "");
+	assert_int_equal(guard_disk(PDD_F_FORCE), 0);
+	assert_string_equal(captured(), "");
 }
 
 /* verify=only opens its output to read: nothing is written */
@@ -347,7 +433,7 @@ static void test_verify_only(void **state)
 	struct pdd_plan p = plan(0, 0, MiB);
 
 	(void)state;
-	needs_root();
+	needs_block();
 	add_mount("40 27 240:0 / /a rw - ext4 /dev/fake0 rw");
 	assert_int_equal(pdd_guard(&p, &in, &out), 0);
 	assert_string_equal(captured(), "");
@@ -361,7 +447,7 @@ static void test_busy(void **state)
 	struct pdd_dev out = side(disk, PDD_KIND_BLOCK, true, 0);
 
 	(void)state;
-	needs_root();
+	needs_block();
 	pdd_guard_busy(&in, &out);
 	assert_string_equal(captured(), msg("pdd: '%s' is busy: another program holds it exclusively\n",
 					    disk));
@@ -380,7 +466,7 @@ static void test_busy_iflag_excl(void **state)
 	struct pdd_dev out = side(disk, PDD_KIND_BLOCK, true, 0);
 
 	(void)state;
-	needs_root();
+	needs_block();
 	pdd_guard_busy(&in, &out);
 	assert_string_equal(captured(), msg("pdd: '%s' is busy: the input '%s' holds it exclusively (iflag=excl)\n",
 					    disk, part));
@@ -411,7 +497,7 @@ static int guard_pair(const char *ip, const char *op, uint64_t in_off,
 static void test_overlap_same_device(void **state)
 {
 	(void)state;
-	needs_root();
+	needs_block();
 	assert_int_equal(guard_pair(disk, disk, 0, MiB, MiB + 512), -EINVAL);
 	assert_string_equal(captured(), msg("pdd: '%s' bytes 1048576 to 2097663 overlap the input's bytes 0 to 1049087 on the same device\n",
 					    disk));
@@ -430,7 +516,7 @@ static void test_overlap_same_device(void **state)
 static void test_overlap_until_eof(void **state)
 {
 	(void)state;
-	needs_root();
+	needs_block();
 	assert_int_equal(guard_pair(disk, disk, 4096, 0, PDD_UNTIL_EOF), -EINVAL);
 	assert_string_equal(captured(), msg("pdd: '%s' bytes 0 to the end overlap the input's bytes 4096 to the end on the same device\n",
 					    disk));
@@ -444,7 +530,7 @@ static void test_overlap_until_eof(void **state)
 static void test_overlap_partition(void **state)
 {
 	(void)state;
-	needs_root();
+	needs_block();
 	assert_int_equal(guard_pair(part, disk, 0, 0, MiB), 0);
 	assert_int_equal(guard_pair(part, disk, 0, 2 * MiB, MiB), 0);
 	assert_int_equal(guard_pair(part, disk, 0, MiB / 2, MiB), -EINVAL);
@@ -565,7 +651,7 @@ static void loop_files(void)
 	char link[512];
 	int fd;
 
-	needs_root();
+	needs_block();
 	snprintf(file_a, sizeof(file_a), "%s/a", nodes);
 	snprintf(disk1, sizeof(disk1), "%s/disk1", nodes);
 	fd = open(file_a, O_CREAT | O_WRONLY, 0600);
@@ -856,6 +942,10 @@ int main(void)
 		T(test_several),
 		T(test_partition_output),
 		T(test_no_mountinfo),
+		T(test_bad_mountinfo),
+		T(test_bad_swaps),
+		T(test_escaped_and_deleted),
+		T(test_without_libmount),
 		T(test_verify_only),
 		T(test_busy),
 		T(test_busy_iflag_excl),
