@@ -34,6 +34,8 @@ struct pdd_drive_ops {
 
 /* the longest the loop sleeps without a look at signals and the clock */
 #define PDD_DRIVE_TICK_MS 100
+/* a stop that has waited this long for a request to come back says so */
+#define PDD_DRIVE_STALL_SECS 1.0
 
 struct pdd_drive {
 	struct pdd_engine eng[2];	/* input's and output's; ops NULL for

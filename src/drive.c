@@ -215,13 +215,24 @@ static int wait_some(struct pdd_drive *d)
  */
 int pdd_drive_run(struct pdd_drive *d)
 {
-	bool stopped = false;
+	bool stopped = false, said = false;
 	int err;
 
 	for (;;) {
 		if (pdd_stop_signal && !stopped) {
 			stopped = true;
 			d->ops->stop(d->ctx, pdd_stop_signal);
+		}
+		/* a stop that waits on a device answering nothing says so at
+		 * once, and how to end without waiting */
+		if (stopped && !said && d->held[PDD_IN] + d->held[PDD_OUT] &&
+		    pdd_now() - d->last_done >= PDD_DRIVE_STALL_SECS) {
+			said = true;
+			pdd_info(0, "stopping: waiting for %u request%s in flight, nothing back for %.0f s;"
+				 " interrupt again to end at once",
+				 d->held[PDD_IN] + d->held[PDD_OUT],
+				 d->held[PDD_IN] + d->held[PDD_OUT] == 1 ? "" : "s",
+				 pdd_now() - d->last_done);
 		}
 		if (pdd_report_now) {
 			pdd_report_now = 0;
