@@ -189,6 +189,38 @@ static void test_tick_once_a_second(void **state)
 	pdd_msg_columns = -1;
 }
 
+/* No request back for 5 s or more: the line says for how long, in whole
+ * seconds; on a narrow terminal the rest is cut, not that. */
+static void test_tick_stalled(void **state)
+{
+	struct pdd_extent all = whole(10 * MB);
+
+	(void)state;
+	pdd_msg_columns = 0;
+	pdd_progress_start(true, &all, 1, 100.0);
+	pdd_progress_tick(MB, 101.0, 4.9);
+	assert_string_equal(captured(),
+			    "1000000 bytes (1.0 MB, 977 KiB) copied, 10%, 1.0 MB/s now, "
+			    "1.0 MB/s average, 0:00:09 left\n");
+	cap_reset();
+	pdd_progress_tick(MB, 112.0, 12.7);
+	assert_string_equal(captured(),
+			    "1000000 bytes (1.0 MB, 977 KiB) copied, 10%, 0.0 kB/s now, "
+			    "83.3 kB/s average, 0:01:48 left, no data for 12 s\n");
+	cap_reset();
+	pdd_progress_end();
+	pdd_msg_columns = 50;
+	pdd_progress_start(true, &all, 1, 100.0);
+	pdd_progress_tick(MB, 106.0, 5.0);
+	/* the first line's rate is since the start: 1 MB in 6 s */
+	assert_string_equal(captured(), "\r1000000 bytes copied, 10%, 167 k, no data for 5 s\033[K");
+	cap_reset();
+	pdd_progress_end();
+	assert_string_equal(captured(), "\n");
+	cap_reset();
+	pdd_msg_columns = -1;
+}
+
 static void test_tick_off(void **state)
 {
 	struct pdd_extent all = whole(10 * MB);
@@ -310,6 +342,7 @@ int main(void)
 		T(test_line_narrow_terminal),
 		T(test_line_short_buffer),
 		T(test_tick_once_a_second),
+		T(test_tick_stalled),
 		T(test_tick_off),
 		T(test_tick_in_place_on_a_terminal),
 		T(test_tick_usage_error_ends_the_line),
