@@ -40,6 +40,7 @@ assert i['logical_block'] == 512 and i['physical_block'] == 512 and i['direct'] 
 assert i['backing_file'] == '$T/mnt/disk', i
 assert o['path'] == '$T/out' and o['kind'] == 'file' and o['direct'] is False, o
 assert j['bs'] == 512 and j['engine'] == '$engine', (j['bs'], j['engine'])
+assert i['engine'] == o['engine'] == '$engine', (i['engine'], o['engine'])
 assert j['bytes_in'] == j['bytes_out'] == $((4 * MiB))
 assert j['records_in'] == j['records_out'] == {'full': 8192, 'partial': 0}
 assert j['seconds'] > 0 and j['bytes_per_second'] > 0

@@ -316,7 +316,24 @@ for e in uring aio threads; do
 		fail "the dry run of sg to a file with engine=$e failed: $(cat "$T/err")"
 	grep -q "^  using   engine=sg for the input and $e for the output, " "$T/plan" ||
 		fail "the dry run of sg to a file with engine=$e does not name both engines: $(cat "$T/plan")"
+	rc=0
+	sgp "$PDD" if="$A" of="$T/e.img" engine=$e count=8 status=json >"$T/json" 2>"$T/err" || rc=$?
+	expect_rc 0
+	python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert (j['engine'], j['input']['engine'], j['output']['engine']) == ('sg,$e', 'sg', '$e'), j
+" "$T/json" || fail "status=json of sg to a file with engine=$e does not name each side's engine"
 done
+# a discarding output needs no engine
+rc=0
+sgp "$PDD" if="$A" of=/dev/null count=8 status=json >"$T/json" 2>"$T/err" || rc=$?
+expect_rc 0
+python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert (j['engine'], j['input']['engine'], j['output']['engine']) == ('sg', 'sg', None), j
+" "$T/json" || fail "status=json of sg to /dev/null: engines"
 rc=0
 "$PDD" if="$T/a512.img" of=/dev/null engine=sg 2>"$T/err" || rc=$?
 expect_rc 31
