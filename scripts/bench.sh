@@ -86,6 +86,9 @@ Run as root from the repository root.  Settings are environment variables:
                        COPY_MIB_SMALL=32 (each still overridable)
   OUT=DIR              results folder (default results/bench-DATE-TIME)
   PDD=./pdd            pdd binary
+  PDD_BASE=PATH        another pdd (an earlier build, to compare before and
+                       after): its engines run too, interleaved with pdd's,
+                       as rows base-ENGINE
   (BACKING= and SECTOR= are accepted for BACKINGS= and SECTORS=.)
 
 Writes runs.csv, summary.csv, chart.png, info.txt and logs/ into OUT and
@@ -167,6 +170,12 @@ for e in "${ENGINE_LIST[@]}"; do
 	[[ $e =~ ^[a-z0-9_]+$ ]] || die "engine name '$e' is not a plain word"
 	PDD_TOOLS+=("pdd-$e")
 done
+PDD_BASE=${PDD_BASE:-}
+if [[ -n $PDD_BASE ]]; then
+	[[ -x $PDD_BASE ]] || die "no pdd binary at PDD_BASE='$PDD_BASE'"
+	PDD_BASE=$(cd "$(dirname "$PDD_BASE")" && pwd)/$(basename "$PDD_BASE")
+	for e in "${ENGINE_LIST[@]}"; do PDD_TOOLS+=("base-$e"); done
+fi
 [[ $(id -u) == 0 ]] || die "must run as root (loop devices, drop_caches)"
 [[ -x $PDD ]] || die "no pdd binary at '$PDD' (run make, or set PDD=)"
 PDD=$(cd "$(dirname "$PDD")" && pwd)/$(basename "$PDD")
@@ -249,6 +258,7 @@ OUT=$(cd "$OUT" && pwd)
 	echo "settings: BACKINGS=\"$BACKINGS\" SECTORS=\"$SECTORS\" SIZE_MIB=$SIZE_MIB XFERS=\"$XFERS\" COPY_MIB_SMALL=$COPY_MIB_SMALL RUNS=$RUNS ENGINES=\"$ENGINES\" THREADS=$THREADS FIO_DEPTH=$FIO_DEPTH QUICK=$QUICK"
 	echo "dirs: disk $DISK_DIR ($(stat -f -c %T "$DISK_DIR" 2>/dev/null || echo '?')), mem $MEM_DIR ($(stat -f -c %T "$MEM_DIR" 2>/dev/null || echo '?'))"
 	echo "pdd: $PDD ($("$PDD" --version 2>&1 | paste -sd ';' -))"
+	[[ -z $PDD_BASE ]] || echo "base: $PDD_BASE ($("$PDD_BASE" --version 2>&1 | paste -sd ';' -))"
 	echo "sgp_dd: $(sgp_dd --version 2>&1 | head -1)"
 	echo "dd: $(dd --version | head -1)"
 	echo "fio: $(fio --version)"
@@ -276,8 +286,11 @@ tool_cmd() {	# tool_cmd TOOL -> CMD array (uses X, COPY_MIB, SECTOR, SRC, DST)
 	dd)     CMD=(dd "if=$SRC" "of=$DST" "bs=$X" "count=$(( bytes / X ))" iflag=direct oflag=direct) ;;
 	sgp_dd) CMD=(sgp_dd "if=$SRC" "of=$DST" "bs=$SECTOR" "bpt=$bpt" "count=$(( bytes / SECTOR ))"
 			"thr=$THREADS" dio=1 iflag=direct oflag=direct) ;;
-	pdd-*)  e=${1#pdd-}
-		CMD=("$PDD" "if=$SRC" "of=$DST" "bs=$SECTOR" "bpt=$bpt" "count=$(( bytes / SECTOR ))" "engine=$e")
+	pdd-*|base-*)
+		e=${1#*-}
+		local bin=$PDD
+		[[ $1 == base-* ]] && bin=$PDD_BASE
+		CMD=("$bin" "if=$SRC" "of=$DST" "bs=$SECTOR" "bpt=$bpt" "count=$(( bytes / SECTOR ))" "engine=$e")
 		if [[ $e == threads || $THREADS != 4 ]]; then CMD+=("threads=$THREADS"); fi ;;
 	fio)    CMD=(fio --output-format=json --direct=1 --ioengine=libaio --bs="$X"
 			--iodepth="$FIO_DEPTH" --size="$bytes"
