@@ -48,6 +48,8 @@ struct pdd_drive {
 	struct pdd_req *failed;		/* refused by an engine: back to the
 					 * user as failed on the next turn */
 	struct pdd_req *failed_tail;
+	bool dead[2];			/* the engine failed as a whole */
+	int err;			/* the first such failure, -errno */
 	double last_done;		/* when a request last came back */
 	const struct pdd_drive_ops *ops;
 	void *ctx;

@@ -88,8 +88,9 @@ struct pdd_engine_ops {
 	void (*exit)(struct pdd_engine *e);
 };
 
-/* pollfd() fills at most this many descriptors */
-#define PDD_ENGINE_MAX_FDS 64
+/* pollfd() fills at most this many descriptors: an sg side opens one
+ * for every 16 commands in flight */
+#define PDD_ENGINE_MAX_FDS (PDD_MAX_QD / 16)
 
 struct pdd_engine {
 	const struct pdd_engine_ops *ops;	/* the engine's hooks */

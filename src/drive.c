@@ -15,6 +15,11 @@
  * refuses comes back to the user as a failed request, as if the device
  * had failed it, so that every request handed to pdd_drive_submit()
  * comes back through done() exactly once.
+ *
+ * An engine that fails as a whole (its reap() errs) is dead: nothing more
+ * is started anywhere, and the loop waits for what the other side's
+ * engine holds before it returns the error, since the kernel may still
+ * be filling or reading those buffers.
  */
 #include <errno.h>
 #include <poll.h>
@@ -62,7 +67,8 @@ int pdd_drive_start(struct pdd_drive *d, const struct pdd_plan *p,
 	return err;
 }
 
-/* The verbose line saying who moves the bytes. */
+/* The verbose line saying who moves the bytes.  The threads are
+ * threads= as given: a threads engine on each side has that many. */
 void pdd_drive_describe(const struct pdd_drive *d, const char *what, unsigned int depth,
 			size_t xfer)
 {
@@ -109,6 +115,8 @@ static int start(struct pdd_drive *d, int k, struct pdd_req *rq)
  * kept, until the engine has room. */
 int pdd_drive_submit(struct pdd_drive *d, int k, struct pdd_req *rq)
 {
+	if (d->err)
+		return d->err;	/* an engine died: nothing more starts */
 	if (d->wait[k] || d->full[k] || start(d, k, rq)) {
 		d->full[k] = true;
 		push(&d->wait[k], &d->wait_tail[k], rq);
@@ -146,6 +154,11 @@ static int reap(struct pdd_drive *d, int k, int timeout_ms)
 	struct pdd_req *done[64];
 	int n = e->ops->reap(e, done, 64, timeout_ms);
 
+	if (n < 0) {
+		d->dead[k] = true;
+		if (!d->err)
+			d->err = n;
+	}
 	if (n <= 0)
 		return n;
 	d->held[k] -= (unsigned int)n;
@@ -161,13 +174,18 @@ static int poll_both(struct pdd_drive *d)
 {
 	struct pollfd pfd[2 * PDD_ENGINE_MAX_FDS];
 	unsigned int n = 0;
-	int r;
+	int r, got = 0;
 
+	/* both, even when the input has something: reaping is also what
+	 * hands an engine what was submitted to it since (io_uring, AIO) */
 	for (int k = PDD_IN; k <= PDD_OUT; k++) {
 		r = reap(d, k, 0);
-		if (r)
-			return r < 0 ? r : 0;
+		if (r < 0)
+			return r;
+		got += r;
 	}
+	if (got)
+		return 0;
 	for (int k = PDD_IN; k <= PDD_OUT; k++)
 		n += d->eng[k].ops->pollfd(&d->eng[k], pfd + n, PDD_ENGINE_MAX_FDS);
 	r = poll(pfd, n, PDD_DRIVE_TICK_MS);
@@ -182,9 +200,19 @@ static int poll_both(struct pdd_drive *d)
 	return 0;
 }
 
-static int wait_some(struct pdd_drive *d)
+/* Requests held by engines that can still hand them back. */
+static unsigned int live(const struct pdd_drive *d)
 {
-	if (d->failed) {
+	return (d->dead[PDD_IN] ? 0 : d->held[PDD_IN]) + (d->dead[PDD_OUT] ? 0 : d->held[PDD_OUT]);
+}
+
+/* Wait for something to come back (or the tick); errors are kept in
+ * d->err. */
+static void wait_some(struct pdd_drive *d)
+{
+	int err = 0;
+
+	if (d->failed && !d->err) {
 		struct pdd_req *rq = d->failed;
 
 		d->failed = d->failed_tail = NULL;
@@ -194,30 +222,33 @@ static int wait_some(struct pdd_drive *d)
 			d->ops->done(d->ctx, rq);
 			rq = next;
 		}
-		return 0;
+		return;
 	}
-	if (d->held[PDD_IN] && d->held[PDD_OUT])
-		return poll_both(d);
-	for (int k = PDD_IN; k <= PDD_OUT; k++)
-		if (d->held[k]) {
-			int r = reap(d, k, PDD_DRIVE_TICK_MS);
-
-			return r < 0 ? r : 0;
-		}
-	return 0;
+	if (d->held[PDD_IN] && d->held[PDD_OUT] && !d->err) {
+		err = poll_both(d);
+	} else {
+		for (int k = PDD_IN; k <= PDD_OUT; k++)
+			if (d->held[k] && !d->dead[k]) {
+				reap(d, k, PDD_DRIVE_TICK_MS);
+				break;
+			}
+	}
+	if (err < 0 && !d->err)
+		d->err = err;	/* poll() itself failed */
 }
 
 /*
  * Run until nothing is in flight and the user starts nothing more.
- * Returns 0, or -errno when an engine fails as a whole (then requests
- * may still be in flight: pdd_drive_end() stops the engines all the
- * same).
+ * Returns 0, or -errno when an engine fails as a whole: then nothing
+ * more starts, what the other engine holds is waited for, and what was
+ * never started is dropped; the dead engine may still hold requests,
+ * which pdd_drive_end() abandons with it.
  */
 int pdd_drive_run(struct pdd_drive *d)
 {
 	bool stopped = false, said = false;
-	int err;
 
+	d->last_done = pdd_now();	/* idle from here on, not from setup */
 	for (;;) {
 		if (pdd_stop_signal && !stopped) {
 			stopped = true;
@@ -225,32 +256,34 @@ int pdd_drive_run(struct pdd_drive *d)
 		}
 		/* a stop that waits on a device answering nothing says so at
 		 * once, and how to end without waiting */
-		if (stopped && !said && d->held[PDD_IN] + d->held[PDD_OUT] &&
+		if ((stopped || d->err) && !said && live(d) &&
 		    pdd_now() - d->last_done >= PDD_DRIVE_STALL_SECS) {
 			said = true;
 			pdd_info(0, "stopping: waiting for %u request%s in flight, nothing back for %.0f s;"
 				 " interrupt again to end at once",
-				 d->held[PDD_IN] + d->held[PDD_OUT],
-				 d->held[PDD_IN] + d->held[PDD_OUT] == 1 ? "" : "s",
-				 pdd_now() - d->last_done);
+				 live(d), live(d) == 1 ? "" : "s", pdd_now() - d->last_done);
 		}
 		if (pdd_report_now) {
 			pdd_report_now = 0;
 			d->ops->report(d->ctx);
 		}
-		d->ops->turn(d->ctx, pdd_now());
+		if (!d->err)
+			d->ops->turn(d->ctx, pdd_now());
+		if (d->err && !live(d)) {
+			d->wait[PDD_IN] = d->wait[PDD_OUT] = d->failed = NULL;
+			return d->err;
+		}
 		if (!d->held[PDD_IN] && !d->held[PDD_OUT] && !d->wait[PDD_IN] &&
 		    !d->wait[PDD_OUT] && !d->failed)
 			return 0;
-		err = wait_some(d);
-		if (err)
-			return err;
+		wait_some(d);
 	}
 }
 
 /* Make what was written to side k (dev) durable; nothing may be in
- * flight.  An engine with a flush of its own (a network side) does it;
- * for the others the descriptors are synced. */
+ * flight.  An engine with a flush of its own does it (none has one yet:
+ * it is for sides that are not a local descriptor); for the others the
+ * descriptors are synced. */
 int pdd_drive_flush(struct pdd_drive *d, int k, struct pdd_dev *dev)
 {
 	struct pdd_engine *e = &d->eng[k];

@@ -61,6 +61,15 @@ static int choose_one(const char *name, const struct pdd_dev *d, unsigned int *s
 		if (ops->sg || (!any && strcmp(ops->name, name)))
 			continue;
 		r = ops->probe ? ops->probe(d) : 0;
+		if (r > 0 && !any && d->stream) {
+			/* in order, and synchronously: inside the copy loop,
+			 * where a pipe that waits for its writer would stop
+			 * progress lines and signals; a worker waits instead */
+			pdd_info(1, "engine %s would read or write '%s' inside the copy loop: "
+				 "the threads engine does", ops->name, d->name);
+			*chosen = &pdd_threads_ops;
+			return 0;
+		}
 		if (r == 0 || (r > 0 && !any)) {
 			*chosen = ops;
 			return 0;

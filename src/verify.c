@@ -30,8 +30,6 @@
 #include "engine.h"
 #include "pdd.h"
 
-enum { IN, OUT };
-
 struct vslot {
 	struct pdd_req rq[2];		/* the read of each side in flight */
 	char *buf[2];			/* each side's data */
@@ -115,8 +113,8 @@ int pdd_verify_check(const struct pdd_opts *o, const struct pdd_dev *in,
  * what is read comes from the storage where it can.  A buffered
  * descriptor is kept beside a direct one for pieces direct I/O cannot
  * take, as the copy does.  An sg device is opened for reading and
- * writing, as the driver's asynchronous interface needs, and read with
- * SCSI READ commands as in the copy.
+ * writing, as the driver's asynchronous interface needs (or its open
+ * descriptor shared), and read with SCSI READ commands as in the copy.
  */
 static int open_side(struct pdd_dev *v, const struct pdd_dev *d, int std_fd)
 {
@@ -139,7 +137,15 @@ static int open_side(struct pdd_dev *v, const struct pdd_dev *d, int std_fd)
 		path = proc;
 	}
 	if (d->kind == PDD_KIND_SG) {
-		v->fd = v->fd_buf = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+		/* the sg driver lets no one else open a device held with
+		 * O_EXCL (excl), pdd included: share the copy's descriptor
+		 * while it is open, and claim the device again if not */
+		if (d->fd >= 0)
+			v->fd = fcntl(d->fd, F_DUPFD_CLOEXEC, 0);
+		else
+			v->fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK |
+				     ((d->flags & PDD_F_EXCL) ? O_EXCL : 0));
+		v->fd_buf = v->fd;
 		if (v->fd < 0)
 			goto fail;
 		pdd_info(1, "verify: reading '%s' with SCSI commands", v->name);
@@ -209,14 +215,14 @@ static void start(struct verifier *v)
 
 	s->rel = idx * v->p->xfer;
 	s->len = v->total - s->rel < v->p->xfer ? (size_t)(v->total - s->rel) : v->p->xfer;
-	for (int k = IN; k <= OUT; k++) {
+	for (int k = PDD_IN; k <= PDD_OUT; k++) {
 		s->got[k] = 0;
 		s->ended[k] = false;
 		s->buffered[k] = false;
 		s->rq[k].idx = idx;
 	}
-	submit(v, s, IN);
-	submit(v, s, OUT);
+	submit(v, s, PDD_IN);
+	submit(v, s, PDD_OUT);
 }
 
 /* Both reads of s are back: count its differing blocks.  A block either
@@ -226,14 +232,14 @@ static void compare(struct verifier *v, struct vslot *s)
 	struct pdd_result *r = v->r;
 	uint64_t bs = v->p->bs;
 	/* of the output, from where a standard output was left */
-	uint64_t blk = (v->off[OUT] - v->p->out_base + s->rel) / bs;
+	uint64_t blk = (v->off[PDD_OUT] - v->p->out_base + s->rel) / bs;
 
 	for (size_t pos = 0; pos < s->len; pos += bs, blk++) {
 		size_t n = s->len - pos < bs ? s->len - pos : bs;
 
 		r->verify_blocks++;
-		if (pos + n <= s->got[IN] && pos + n <= s->got[OUT] &&
-		    !memcmp(s->buf[IN] + pos, s->buf[OUT] + pos, n))
+		if (pos + n <= s->got[PDD_IN] && pos + n <= s->got[PDD_OUT] &&
+		    !memcmp(s->buf[PDD_IN] + pos, s->buf[PDD_OUT] + pos, n))
 			continue;
 		if (!r->verify_diff || blk < r->verify_first)
 			r->verify_first = blk;
@@ -275,7 +281,7 @@ static void on_done(void *ctx, struct pdd_req *rq)
 		return;
 	/* a transfer cut short by a stop is not compared, nor one past the
 	 * error that ends the comparison */
-	if (side_done(s, IN) && side_done(s, OUT) && !(v->r->err && rq->idx >= v->err_idx))
+	if (side_done(s, PDD_IN) && side_done(s, PDD_OUT) && !(v->r->err && rq->idx >= v->err_idx))
 		compare(v, s);
 	v->idle[v->nidle++] = (unsigned int)(s - v->slots);
 }
@@ -354,7 +360,7 @@ static int setup(struct verifier *v)
 		return -ENOMEM;
 	}
 	for (unsigned int i = 0; i < v->nslots; i++) {
-		for (int k = IN; k <= OUT; k++) {
+		for (int k = PDD_IN; k <= PDD_OUT; k++) {
 			v->slots[i].buf[k] = v->bufs[2 * i + k];
 			v->slots[i].rq[k].buf_idx = 2 * i + k;
 		}
@@ -362,7 +368,7 @@ static int setup(struct verifier *v)
 	}
 	v->drv.ops = &verify_ops;
 	v->drv.ctx = v;
-	err = pdd_drive_start(&v->drv, p, (const struct pdd_dev *[2]){ &v->side[IN], &v->side[OUT] },
+	err = pdd_drive_start(&v->drv, p, (const struct pdd_dev *[2]){ &v->side[PDD_IN], &v->side[PDD_OUT] },
 			      v->bufs, nbufs, v->nslots);
 	if (err)
 		return err;
@@ -379,8 +385,8 @@ static void teardown(struct verifier *v)
 	free(v->bufs);
 	free(v->slots);
 	free(v->idle);
-	pdd_dev_close(&v->side[IN]);
-	pdd_dev_close(&v->side[OUT]);
+	pdd_dev_close(&v->side[PDD_IN]);
+	pdd_dev_close(&v->side[PDD_OUT]);
 }
 
 static const char *plural(uint64_t n)
@@ -397,7 +403,7 @@ static void report(const struct verifier *v)
 		const struct pdd_dev *d = &v->side[v->err_side];
 
 		pdd_error("error reading '%s' at block %" PRIu64 ": %s", d->name,
-			  (r->err_off - (v->err_side == IN ? v->p->in_base : v->p->out_base)) / bs,
+			  (r->err_off - (v->err_side == PDD_IN ? v->p->in_base : v->p->out_base)) / bs,
 			  pdd_strerror(r->err));
 		pdd_error("verify stopped: %" PRIu64 " of %" PRIu64 " blocks of %" PRIu64
 			  " bytes compared", r->verify_blocks, all, bs);
@@ -414,12 +420,12 @@ static void report(const struct verifier *v)
 		pdd_error("verify: 1 of %" PRIu64 " block%s of %" PRIu64
 			  " bytes differs: block %" PRIu64 " of '%s'",
 			  r->verify_blocks, plural(r->verify_blocks), bs, r->verify_first,
-			  v->side[OUT].name);
+			  v->side[PDD_OUT].name);
 	else if (r->verify_diff)
 		pdd_error("verify: %" PRIu64 " of %" PRIu64 " blocks of %" PRIu64
 			  " bytes differ, the first at block %" PRIu64 " of '%s'",
 			  r->verify_diff, r->verify_blocks, bs, r->verify_first,
-			  v->side[OUT].name);
+			  v->side[PDD_OUT].name);
 	else if (v->o->status != PDD_STATUS_NONE && v->o->status != PDD_STATUS_JSON)
 		pdd_info(0, "verify: %" PRIu64 " block%s of %" PRIu64 " bytes compared, all identical",
 			 r->verify_blocks, plural(r->verify_blocks), bs);
@@ -441,7 +447,7 @@ int pdd_verify(const struct pdd_plan *p, const struct pdd_dev *in,
 	double t0 = pdd_now();
 	int err;
 
-	v.side[IN].fd = v.side[OUT].fd = -1;
+	v.side[PDD_IN].fd = v.side[PDD_OUT].fd = -1;
 	if (o->verify == PDD_VERIFY_AFTER) {
 		v.total = r->done;
 	} else {
@@ -454,9 +460,9 @@ int pdd_verify(const struct pdd_plan *p, const struct pdd_dev *in,
 	r->verified = false;
 	r->verify_blocks = r->verify_diff = r->verify_first = 0;
 
-	err = open_side(&v.side[IN], in, STDIN_FILENO);
+	err = open_side(&v.side[PDD_IN], in, STDIN_FILENO);
 	if (!err)
-		err = open_side(&v.side[OUT], out, STDOUT_FILENO);
+		err = open_side(&v.side[PDD_OUT], out, STDOUT_FILENO);
 	if (!err)
 		err = setup(&v);
 	if (err) {

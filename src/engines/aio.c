@@ -1,20 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The libaio engine: Linux native AIO, one context per side, one
- * submitting thread.  submit() prepares an iocb, and reap() hands the
- * kernel all those prepared since the last one in one io_submit (a
- * system call per request cost half the speed at 4 KiB) and takes
- * completions (io_getevents).  A buffer has one iocb and the context
- * room for every buffer, so the kernel refuses a batch (EAGAIN) only
- * when short of memory: what it did not take is offered again on the
- * next reap while anything is in flight.  Every iocb rings an eventfd when it completes: that
- * is what the driver polls when both sides are busy, and its count says
- * whether io_getevents has anything to give without asking.  Native
- * AIO is only asynchronous with O_DIRECT: on a buffered file the kernel
- * completes the request inside io_submit, and it cannot read or write a
- * stream at its position at all.  So stream requests are done here with
- * plain read/write, engine=auto passes aio over for a side that is not
- * direct, and verbose= says so when aio is asked for by name.
+ * The libaio engine: Linux native AIO, one context per side, submitted
+ * to from the copy loop's thread.  submit() prepares an iocb, and reap()
+ * hands the kernel all those prepared since the last one in one
+ * io_submit (a system call per request cost half the speed at 4 KiB),
+ * then takes completions from the context's ring, which the kernel maps
+ * into the process, without a system call; only a wait asks the kernel
+ * (io_getevents).  A buffer has one iocb and the context room for every
+ * buffer, so the kernel refuses a batch (EAGAIN) only when short of
+ * memory: what it did not take is offered again on the next reap while
+ * anything is in flight.  Every iocb rings an eventfd when it completes:
+ * that is what the driver polls when both sides are busy.
+ *
+ * Native AIO is only asynchronous with O_DIRECT: on a buffered file the
+ * kernel completes the request inside io_submit, so engine=auto passes
+ * aio over for a side that is not direct and verbose= says so when aio
+ * is asked for by name; a stream, which has no offset for it, is given
+ * the threads engine (engine.c).
  */
 #include <errno.h>
 #include <libaio.h>
@@ -30,18 +32,66 @@ struct aio_priv {
 					 * one request in flight */
 	struct iocb **queued;		/* prepared, for the next io_submit */
 	unsigned int nqueued;		/* how many */
-	struct pdd_req *sync_done;	/* stream requests done in submit() */
 	struct io_event *events;	/* for io_getevents */
 	unsigned int inflight;		/* submitted to the kernel, not reaped */
 	int efd;			/* rung by each completion */
-	int64_t rung;			/* completions efd has counted, less
-					 * those reaped: above 0, io_getevents
-					 * has that many to give */
+	bool counted;			/* efd may hold a count: events were
+					 * taken since it was last read */
 };
+
+/*
+ * The completion ring the kernel maps at the context's address (its
+ * struct aio_ring, fs/aio.c): events are taken from head to tail, and
+ * head moved on, as io_getevents itself does.  Only one thread reaps a
+ * context, so nothing else moves head meanwhile.
+ */
+struct aio_ring {
+	unsigned int id, nr, head, tail;
+	unsigned int magic, compat_features, incompat_features, header_length;
+	struct io_event io_events[];
+};
+#define AIO_RING_MAGIC 0xa10a10a1
+
+static struct aio_ring *user_ring(const struct aio_priv *a)
+{
+	struct aio_ring *ring = (struct aio_ring *)a->ctx;
+
+	return ring->magic == AIO_RING_MAGIC && !ring->incompat_features ? ring : NULL;
+}
+
+/* Up to max finished events, from the ring or (where it cannot be read)
+ * from io_getevents without waiting. */
+static int take_events(struct aio_priv *a, unsigned int max)
+{
+	struct aio_ring *ring = user_ring(a);
+	struct timespec zero = { 0, 0 };
+	unsigned int n = 0, head, tail;
+
+	if (!ring)
+		return io_getevents(a->ctx, 0, (long)max, a->events, &zero);
+	head = ring->head;
+	tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
+	while (head != tail && n < max) {
+		a->events[n++] = ring->io_events[head];
+		head = head + 1 == ring->nr ? 0 : head + 1;
+	}
+	__atomic_store_n(&ring->head, head, __ATOMIC_RELEASE);
+	return (int)n;
+}
+
+/* Nothing finished waits in the ring (without a readable ring, which
+ * Linux has had since 2.6.x, it cannot be told: then the driver's tick
+ * finds what came before the eventfd was read) */
+static bool ring_empty(const struct aio_priv *a)
+{
+	struct aio_ring *ring = user_ring(a);
+
+	return !ring || ring->head == __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
+}
 
 static bool is_async(const struct pdd_dev *d)
 {
-	return d->kind == PDD_KIND_NULL || (d->direct && !d->stream);
+	return d->direct && !d->stream;
 }
 
 static int aio_probe(const struct pdd_dev *d)
@@ -105,29 +155,13 @@ static int aio_init(struct pdd_engine *e)
 	return 0;
 }
 
-/* A stream has no offset for AIO: do it now, hand it back from reap(). */
-static void do_sync(struct aio_priv *a, struct pdd_req *rq)
-{
-	ssize_t n;
-
-	do
-		n = rq->op == PDD_OP_READ ? read(rq->fd, rq->buf, rq->len)
-					  : write(rq->fd, rq->buf, rq->len);
-	while (n < 0 && errno == EINTR);
-	rq->res = n < 0 ? -errno : n;
-	rq->next = a->sync_done;
-	a->sync_done = rq;
-}
-
 static int aio_submit(struct pdd_engine *e, struct pdd_req *rq)
 {
 	struct aio_priv *a = e->priv;
 	struct iocb *cb = &a->iocbs[rq->buf_idx];
 
-	if (!rq->positional) {
-		do_sync(a, rq);
-		return PDD_QUEUED;
-	}
+	if (!rq->positional)
+		return -EINVAL;	/* a stream has the threads engine */
 	if (a->nqueued + a->inflight >= e->nbufs)
 		return PDD_BUSY;	/* not with one iocb per buffer */
 	if (rq->op == PDD_OP_READ)
@@ -159,45 +193,23 @@ static int hand_over(struct aio_priv *a)
 	return 0;
 }
 
-/* Add what efd has counted since it was last read. */
-static int count_rings(struct aio_priv *a)
-{
-	uint64_t cnt;
-
-	if (read(a->efd, &cnt, sizeof(cnt)) == sizeof(cnt))
-		a->rung += (int64_t)cnt;
-	else if (errno != EAGAIN)
-		return -errno;
-	return 0;
-}
-
 static int aio_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int max,
 		    int timeout_ms)
 {
 	struct aio_priv *a = e->priv;
 	struct timespec ts = { timeout_ms / 1000, timeout_ms % 1000 * 1000000L };
-	unsigned int n = 0;
 	int err, got;
 
-	while (n < max && a->sync_done) {
-		done[n] = a->sync_done;
-		a->sync_done = done[n++]->next;
-	}
 	err = hand_over(a);
 	if (err)
 		return err;
-	if (n == max || !a->inflight)
-		return (int)n;
-	err = count_rings(a);
-	if (err)
-		return err;
-	/* nothing counted and no time to wait: nothing to ask for (the
-	 * kernel counts a completion only once its event is there) */
-	if (a->rung <= 0 && (n || timeout_ms <= 0))
-		return (int)n;
-	if (max - n > e->nbufs)
-		max = n + e->nbufs;	/* events[] holds nbufs */
-	got = io_getevents(a->ctx, a->rung > 0 || n ? 0 : 1, (long)(max - n), a->events, &ts);
+	if (!a->inflight)
+		return 0;
+	if (max > e->nbufs)
+		max = e->nbufs;		/* events[] holds nbufs */
+	got = take_events(a, max);
+	if (got == 0 && timeout_ms > 0)
+		got = io_getevents(a->ctx, 1, (long)max, a->events, &ts);
 	if (got == -EINTR)
 		got = 0;
 	if (got < 0)
@@ -207,19 +219,34 @@ static int aio_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int ma
 
 		/* res holds bytes or a negative errno, split in two halves */
 		rq->res = (ssize_t)(long)a->events[i].res;
-		done[n++] = rq;
+		done[i] = rq;
 	}
 	a->inflight -= (unsigned int)got;
-	a->rung -= got;
-	return (int)n;
+	if (got)
+		a->counted = true;
+	return got;
 }
 
+/* The eventfd: its count is taken first, so that it wakes poll() only
+ * for a completion from now on, or now if the ring holds one already. */
 static unsigned int aio_pollfd(struct pdd_engine *e, struct pollfd *pfd, unsigned int max)
 {
 	struct aio_priv *a = e->priv;
+	uint64_t cnt;
 
 	if (!max)
 		return 0;
+	/* every completion since the last read is counted there and is
+	 * either taken already or still in the ring */
+	if (a->counted && read(a->efd, &cnt, sizeof(cnt)) < 0 && errno != EAGAIN)
+		abort();	/* an eventfd read fails only on a bad fd */
+	a->counted = false;
+	if (!ring_empty(a)) {
+		cnt = 1;
+		if (write(a->efd, &cnt, sizeof(cnt)) < 0)
+			abort();
+		a->counted = true;
+	}
 	pfd->fd = a->efd;
 	pfd->events = POLLIN;
 	return 1;

@@ -296,6 +296,9 @@ static int wait_some(struct pdd_engine *e, int timeout_ms, unsigned int room)
 			continue;
 		if (g->pfd[i].revents & (POLLERR | POLLNVAL))
 			return -EIO;
+		/* the device is going away: its read() would only say EAGAIN */
+		if (g->pfd[i].revents & POLLHUP)
+			return -ENODEV;
 		r = collect(e, g->pfd[i].fd, &room);
 		if (r)
 			return r;

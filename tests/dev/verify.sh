@@ -204,6 +204,14 @@ if [ -e "$SGD" ]; then
 	sgv if="$T/sg" of="$T/sgout" count=100 verify=1
 	expect_rc 0
 	expect_err "pdd: verify: 100 blocks of 512 bytes compared, all identical"
+	# held exclusively (excl), it is read back through the copy's own
+	# descriptor: the driver would refuse a second open
+	sgv if="$T/sg" of="$T/sgout" count=100 iflag=excl verify=1
+	expect_rc 0
+	expect_err "pdd: verify: 100 blocks of 512 bytes compared, all identical"
+	sgv if="$T/sgout" of="$T/sg" count=100 oflag=excl verify=only
+	expect_rc 0
+	expect_err "pdd: verify: 100 blocks of 512 bytes compared, all identical"
 	# block 42 changed behind the copy's back: found on the sg side
 	printf 'Z' | dd of="$T/sgback" bs=1 seek=$((42 * 512 + 7)) conv=notrunc status=none
 	sgv if="$T/f" of="$T/sg" count=100 verify=only
