@@ -9,13 +9,17 @@
 # fast as the double itself (their CPU cost per command shows), above 0
 # the number of commands in flight decides.
 #
-# For each latency in $LATENCIES and transfer size X in $XFERS, a copy of
-# COPY bytes from the start of device A to the start of device B:
+# For each pair in $PAIRS (sg-sg: device A to device B; sg-file: device A
+# to a file in /dev/shm; file-sg: A's backing file to device B), each
+# latency in $LATENCIES and transfer size X in $XFERS, a copy of COPY
+# bytes from the start of the input to the start of the output:
 #   sg_dd    if=A of=B bs=512 bpt=X/512 count=..      one SG_IO at a time
 #   sgp_dd   if=A of=B bs=512 bpt=X/512 count=.. thr=THREADS
 #                                                    one command per thread
-#   pdd      if=A of=B bs=512 bpt=X/512 count=..      engine sg, its default
-#                                                    queue depth (qd=)
+#   pdd      if=A of=B bs=512 bpt=X/512 count=..      engine sg for an sg
+#                                                    side, auto (io_uring)
+#                                                    for a file; default qd
+#   base     the same with PDD_BASE, an earlier pdd, when given
 # COPY is COPY_MIB MiB.  The tools run interleaved, RUNS rounds, the order
 # rotated every round.  Each tool's first copy at each setting is checked:
 # B is zeroed first and compared with A after.  The table gives medians
@@ -26,7 +30,8 @@
 #
 # Settings (environment):
 #   SIZE_MIB=128 COPY_MIB=64 XFERS="4096 65536" LATENCIES="0 100"
-#   RUNS=5 THREADS=4 OUT=results/bench-sg-DATE PDD=./pdd
+#   PAIRS="sg-sg sg-file file-sg" RUNS=5 THREADS=4
+#   OUT=results/bench-sg-DATE PDD=./pdd PDD_BASE=
 # Writes runs.csv and summary.csv into OUT and prints the table.  Needs
 # sg_dd and sgp_dd (sg3-utils), cmp, /usr/bin/time; no root.
 
@@ -37,6 +42,8 @@ COPY_MIB=${COPY_MIB:-64}
 XFERS=${XFERS:-4096 65536}
 LATENCIES=${LATENCIES:-0 100}
 RUNS=${RUNS:-5}
+PAIRS=${PAIRS:-sg-sg sg-file file-sg}
+PDD_BASE=${PDD_BASE:-}
 THREADS=${THREADS:-4}
 OUT=${OUT:-results/bench-sg-$(date +%Y%m%d-%H%M%S)}
 PDD=${PDD:-./pdd}
@@ -44,7 +51,7 @@ SGD=${SGD:-tests/sgdouble/libsgdouble.so}
 DIR=${DIR:-/dev/shm/pdd-bench-sg.$$}
 
 die() { echo "bench-sg.sh: $*" >&2; exit 1; }
-[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
+[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
 for c in sg_dd sgp_dd cmp awk bc; do
 	command -v "$c" >/dev/null || die "'$c' not found (scripts/install-deps.sh installs it)"
 done
@@ -53,6 +60,7 @@ done
 [[ -e $SGD ]] || die "no double at '$SGD' (make tests/sgdouble/libsgdouble.so)"
 (( COPY_MIB <= SIZE_MIB )) || die "COPY_MIB exceeds SIZE_MIB"
 PDD=$(realpath "$PDD")
+[[ -z $PDD_BASE ]] || { [[ -x $PDD_BASE ]] || die "no pdd at PDD_BASE='$PDD_BASE'"; PDD_BASE=$(realpath "$PDD_BASE"); }
 SGD=$(realpath "$SGD")
 
 mkdir -p "$OUT/logs" "$DIR"
@@ -61,54 +69,73 @@ A=$DIR/a.img B=$DIR/b.img
 head -c $((SIZE_MIB << 20)) /dev/urandom >"$A"
 truncate -s $((SIZE_MIB << 20)) "$B"
 DEVS="$DIR/sga=$A,$DIR/sgb=$B"
+F=$DIR/f.img
 TOOLS=(sg_dd sgp_dd pdd)
-echo "tool,latency_us,xfer,run,secs,cpu_secs,mib_s" >"$OUT/runs.csv"
+[[ -z $PDD_BASE ]] || TOOLS+=(base)
+echo "pair,tool,latency_us,xfer,run,secs,cpu_secs,mib_s" >"$OUT/runs.csv"
 
-# run TOOL LAT X RUN: one copy, timed; appends to runs.csv
+# sides PAIR: the input and output paths in IN and OUTP
+sides() {
+	case $1 in
+	sg-sg)   IN=$DIR/sga OUTP=$DIR/sgb ;;
+	sg-file) IN=$DIR/sga OUTP=$F ;;
+	file-sg) IN=$A OUTP=$DIR/sgb ;;
+	*)       die "unknown pair '$1' (sg-sg, sg-file, file-sg)" ;;
+	esac
+}
+
+# run PAIR TOOL LAT X RUN: one copy, timed; appends to runs.csv
 run() {
-	local tool=$1 lat=$2 x=$3 r=$4 bpt=$(($3 / 512)) count=$((COPY_MIB << 11))
-	local log=$OUT/logs/$tool-$lat-$x-$r.log cmd
+	local pair=$1 tool=$2 lat=$3 x=$4 r=$5 bpt=$(($4 / 512)) count=$((COPY_MIB << 11))
+	local log=$OUT/logs/$pair-$tool-$lat-$x-$r.log cmd
+	sides "$pair"
 	case $tool in
-	sg_dd)	cmd=(sg_dd if="$DIR/sga" of="$DIR/sgb" bs=512 bpt="$bpt" count="$count") ;;
-	sgp_dd)	cmd=(sgp_dd if="$DIR/sga" of="$DIR/sgb" bs=512 bpt="$bpt" count="$count" thr="$THREADS") ;;
-	pdd)	cmd=("$PDD" if="$DIR/sga" of="$DIR/sgb" bs=512 bpt="$bpt" count="$count") ;;
+	sg_dd)	cmd=(sg_dd if="$IN" of="$OUTP" bs=512 bpt="$bpt" count="$count") ;;
+	sgp_dd)	cmd=(sgp_dd if="$IN" of="$OUTP" bs=512 bpt="$bpt" count="$count" thr="$THREADS") ;;
+	pdd)	cmd=("$PDD" if="$IN" of="$OUTP" bs=512 bpt="$bpt" count="$count") ;;
+	base)	cmd=("$PDD_BASE" if="$IN" of="$OUTP" bs=512 bpt="$bpt" count="$count") ;;
 	esac
 	local t0=$EPOCHREALTIME t1
 	LD_PRELOAD=$SGD SGDOUBLE_DEVS=$DEVS SGDOUBLE_LATENCY_US=$lat \
 		/usr/bin/time -f "TIME %U %S" "${cmd[@]}" >"$log" 2>&1 ||
 		die "$tool failed (latency $lat, xfer $x): see $log"
 	t1=$EPOCHREALTIME
-	awk -v t="$tool" -v l="$lat" -v x="$x" -v r="$r" -v mib="$COPY_MIB" -v s="$(echo "$t1 - $t0" | bc -l)" '
+	awk -v p="$pair" -v t="$tool" -v l="$lat" -v x="$x" -v r="$r" -v mib="$COPY_MIB" -v s="$(echo "$t1 - $t0" | bc -l)" '
 		/^TIME / { c = $2 + $3
-			   printf "%s,%s,%s,%s,%.4f,%.3f,%.1f\n", t, l, x, r, s, c, mib / s }' \
+			   printf "%s,%s,%s,%s,%s,%.4f,%.3f,%.1f\n", p, t, l, x, r, s, c, mib / s }' \
 		"$log" >>"$OUT/runs.csv"
 }
 
-# check TOOL LAT X: B zeroed, one copy, then B must equal A over COPY
+# check PAIR TOOL LAT X: the output zeroed, one copy, then it must equal A
+# over COPY
 check() {
-	truncate -s 0 "$B"
-	truncate -s $((SIZE_MIB << 20)) "$B"
-	run "$1" "$2" "$3" 0
-	cmp -s -n $((COPY_MIB << 20)) "$A" "$B" || die "$1 copied wrongly (latency $2, xfer $3)"
+	local o=$B
+	[[ $1 == sg-file ]] && o=$F
+	truncate -s 0 "$o"
+	truncate -s $((SIZE_MIB << 20)) "$o"
+	run "$1" "$2" "$3" "$4" 0
+	cmp -s -n $((COPY_MIB << 20)) "$A" "$o" || die "$2 copied wrongly ($1, latency $3, xfer $4)"
 }
 
-for lat in $LATENCIES; do
-	for x in $XFERS; do
-		for t in "${TOOLS[@]}"; do
-			check "$t" "$lat" "$x"
-		done
-		for r in $(seq "$RUNS"); do
-			n=${#TOOLS[@]}
-			for i in $(seq 0 $((n - 1))); do
-				run "${TOOLS[$(((i + r) % n))]}" "$lat" "$x" "$r"
+for pair in $PAIRS; do
+	for lat in $LATENCIES; do
+		for x in $XFERS; do
+			for t in "${TOOLS[@]}"; do
+				check "$pair" "$t" "$lat" "$x"
+			done
+			for r in $(seq "$RUNS"); do
+				n=${#TOOLS[@]}
+				for i in $(seq 0 $((n - 1))); do
+					run "$pair" "${TOOLS[$(((i + r) % n))]}" "$lat" "$x" "$r"
+				done
 			done
 		done
 	done
 done
 
 # medians over the runs (run 0, the checked one, is left out)
-awk -F, 'NR > 1 && $4 > 0 { k = $1 "," $2 "," $3; n[k]++; m[k, n[k]] = $7
-	c[k, n[k]] = $6 / ('"$COPY_MIB"' / 1024) }
+awk -F, 'NR > 1 && $5 > 0 { k = $1 "," $2 "," $3 "," $4; n[k]++; m[k, n[k]] = $8
+	c[k, n[k]] = $7 / ('"$COPY_MIB"' / 1024) }
 function med(a, k, cnt,   i, j, t, v) {
 	for (i = 1; i <= cnt; i++) v[i] = a[k, i]
 	for (i = 1; i <= cnt; i++) for (j = i + 1; j <= cnt; j++)
@@ -116,14 +143,15 @@ function med(a, k, cnt,   i, j, t, v) {
 	return cnt % 2 ? v[(cnt + 1) / 2] : (v[cnt / 2] + v[cnt / 2 + 1]) / 2
 }
 END {
-	print "tool,latency_us,xfer,mib_s,cpu_s_per_gib,vs_sgp_dd"
+	print "pair,tool,latency_us,xfer,mib_s,cpu_s_per_gib,vs_sgp_dd"
 	for (k in n) { ms[k] = med(m, k, n[k]); cs[k] = med(c, k, n[k]) }
-	for (k in n) { split(k, f, ","); base = ms["sgp_dd," f[2] "," f[3]]
+	for (k in n) { split(k, f, ","); base = ms[f[1] ",sgp_dd," f[3] "," f[4]]
 		printf "%s,%.1f,%.2f,%.2f\n", k, ms[k], cs[k], base ? ms[k] / base : 0 }
-}' "$OUT/runs.csv" | sort -t, -k2,2n -k3,3n -k1,1 >"$OUT/summary.csv"
+}' "$OUT/runs.csv" | sort -t, -k1,1 -k3,3n -k4,4n -k2,2 >"$OUT/summary.csv"
 
 {
-	echo "sg -> sg through the double, $COPY_MIB MiB per copy, $RUNS rounds, medians"
-	printf '%-8s %8s %8s %10s %12s %10s\n' tool lat_us xfer MiB/s "CPU s/GiB" "vs sgp_dd"
-	tail -n +2 "$OUT/summary.csv" | awk -F, '{ printf "%-8s %8s %8s %10s %12s %9s\n", $1, $2, $3, $4, $5, $6 "x" }'
+	echo "sg devices through the double, $COPY_MIB MiB per copy, $RUNS rounds, medians"
+	printf '%-8s %-8s %8s %8s %10s %12s %10s\n' pair tool lat_us xfer MiB/s "CPU s/GiB" "vs sgp_dd"
+	tail -n +2 "$OUT/summary.csv" |
+		awk -F, '{ printf "%-8s %-8s %8s %8s %10s %12s %9s\n", $1, $2, $3, $4, $5, $6, $7 "x" }'
 } | tee "$OUT/table.txt"

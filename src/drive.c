@@ -47,6 +47,12 @@ int pdd_drive_start(struct pdd_drive *d, const struct pdd_plan *p,
 {
 	sigset_t old;
 	int err = 0;
+	/* threads= is the workers of the copy: two threaded sides share
+	 * them (the first gets the odd one), each having one at least */
+	bool both = p->ops[PDD_IN] && p->ops[PDD_OUT] && p->ops[PDD_IN]->threaded &&
+		    p->ops[PDD_OUT]->threaded;
+	unsigned int threads[2] = { both ? (p->threads + 1) / 2 : p->threads,
+				    both && p->threads > 1 ? p->threads / 2 : p->threads };
 
 	for (int k = PDD_IN; k <= PDD_OUT && !err; k++) {
 		if (!p->ops[k])
@@ -54,7 +60,7 @@ int pdd_drive_start(struct pdd_drive *d, const struct pdd_plan *p,
 		/* the engines' threads leave the copy's signals to this one */
 		pdd_signals_block(true, &old);
 		err = pdd_engine_start(&d->eng[k], p->ops[k], &(struct pdd_engine){
-			.dev = side[k], .threads = p->threads, .depth = depth,
+			.dev = side[k], .threads = threads[k], .depth = depth,
 			.bufs = bufs, .nbufs = nbufs, .buf_len = p->buf_len });
 		pdd_signals_block(false, &old);
 		if (err) {
@@ -67,8 +73,8 @@ int pdd_drive_start(struct pdd_drive *d, const struct pdd_plan *p,
 	return err;
 }
 
-/* The verbose line saying who moves the bytes.  The threads are
- * threads= as given: a threads engine on each side has that many. */
+/* The verbose line saying who moves the bytes, and how many worker
+ * threads in all. */
 void pdd_drive_describe(const struct pdd_drive *d, const char *what, unsigned int depth,
 			size_t xfer)
 {
@@ -83,9 +89,11 @@ void pdd_drive_describe(const struct pdd_drive *d, const char *what, unsigned in
 	else
 		snprintf(names, sizeof(names), "%s for the input, %s for the output",
 			 in->ops->name, out->ops->name);
+	unsigned int nthr = (in->ops && in->ops->threaded ? in->threads : 0) +
+			    (out->ops && out->ops->threaded ? out->threads : 0);
+
 	if (thr)
-		snprintf(threads, sizeof(threads), "%u thread%s, ", thr->threads,
-			 thr->threads == 1 ? "" : "s");
+		snprintf(threads, sizeof(threads), "%u thread%s, ", nthr, nthr == 1 ? "" : "s");
 	pdd_info(1, "%sengine %s, %s%u transfer%s of %zu bytes in flight", what, names,
 		 threads, depth, depth == 1 ? "" : "s", xfer);
 }
