@@ -50,6 +50,7 @@ struct pdd_drive {
 	struct pdd_req *failed_tail;
 	bool dead[2];			/* the engine failed as a whole */
 	int err;			/* the first such failure, -errno */
+	const char *dead_name[2];	/* a dead engine's name */
 	double last_done;		/* when a request last came back */
 	const struct pdd_drive_ops *ops;
 	void *ctx;
@@ -61,6 +62,7 @@ int pdd_drive_start(struct pdd_drive *d, const struct pdd_plan *p,
 int pdd_drive_submit(struct pdd_drive *d, int k, struct pdd_req *rq);
 int pdd_drive_run(struct pdd_drive *d);
 int pdd_drive_flush(struct pdd_drive *d, int k, struct pdd_dev *dev);
+void pdd_drive_say_failed(const struct pdd_drive *d, const char *what, const char *why);
 void pdd_drive_end(struct pdd_drive *d);
 void pdd_drive_describe(const struct pdd_drive *d, const char *what, unsigned int depth,
 			size_t xfer);

@@ -478,7 +478,7 @@ static void report_error(const struct core *c)
 				  strerror(ENOMEM));
 		return;		/* and the map is not the record it was */
 	default:
-		pdd_error("copy failed: %s", pdd_strerror(r->err));
+		pdd_drive_say_failed(&c->drv, "copy", pdd_strerror(r->err));
 		break;
 	}
 	/* the plan checked alignment against what the device reports; a

@@ -164,6 +164,7 @@ static int reap(struct pdd_drive *d, int k, int timeout_ms)
 
 	if (n < 0) {
 		d->dead[k] = true;
+		d->dead_name[k] = e->ops->name;	/* for the message, after the end */
 		if (!d->err)
 			d->err = n;
 	}
@@ -299,6 +300,18 @@ int pdd_drive_flush(struct pdd_drive *d, int k, struct pdd_dev *dev)
 	if (e->ops && e->ops->flush)
 		return e->ops->flush(e);
 	return pdd_dev_flush(dev);
+}
+
+/* "copy failed: ...", naming the engine and side where one failed. */
+void pdd_drive_say_failed(const struct pdd_drive *d, const char *what, const char *why)
+{
+	for (int k = PDD_IN; k <= PDD_OUT; k++)
+		if (d->dead_name[k]) {
+			pdd_error("%s failed: engine %s of the %s '%s': %s", what,
+				  d->dead_name[k], side_name[k], d->eng[k].dev->name, why);
+			return;
+		}
+	pdd_error("%s failed: %s", what, why);
 }
 
 void pdd_drive_end(struct pdd_drive *d)

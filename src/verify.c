@@ -473,7 +473,7 @@ int pdd_verify(const struct pdd_plan *p, const struct pdd_dev *in,
 	if (err && !r->err) {
 		r->err = err;
 		r->err_op = PDD_OP_NONE;
-		pdd_error("verify failed: %s", pdd_strerror(err));
+		pdd_drive_say_failed(&v.drv, "verify", pdd_strerror(err));
 	}
 	teardown(&v);
 	r->verify_secs = pdd_now() - t0;
