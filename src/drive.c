@@ -84,21 +84,18 @@ void pdd_drive_describe(const struct pdd_drive *d, const char *what, unsigned in
 		 threads, depth, depth == 1 ? "" : "s", xfer);
 }
 
-/* Hand rq to side k's engine now, or keep it until the engine has room. */
-int pdd_drive_submit(struct pdd_drive *d, int k, struct pdd_req *rq)
+/* Offer rq to side k's engine.  False when the engine is busy with
+ * requests in flight: rq is not taken, and the caller keeps it in its
+ * place in the order.  True when the engine took it, or refused it for
+ * good (then it is back to the user as failed). */
+static bool hand(struct pdd_drive *d, int k, struct pdd_req *rq)
 {
 	struct pdd_engine *e = &d->eng[k];
-	int r;
+	int r = e->ops->submit(e, rq);
 
-	if (d->wait[k] || d->full[k]) {
-		push(&d->wait[k], &d->wait_tail[k], rq);
-		return 0;
-	}
-	r = e->ops->submit(e, rq);
 	if (r == PDD_BUSY && d->held[k]) {
 		d->full[k] = true;
-		push(&d->wait[k], &d->wait_tail[k], rq);
-		return 0;
+		return false;
 	}
 	if (r == PDD_BUSY)	/* no room with nothing in flight: never will be */
 		r = -EBUSY;
@@ -106,23 +103,43 @@ int pdd_drive_submit(struct pdd_drive *d, int k, struct pdd_req *rq)
 		/* back to the user from the loop, not from inside its call */
 		rq->res = r;
 		push(&d->failed, &d->failed_tail, rq);
-		return 0;
+		return true;
 	}
 	d->held[k]++;
+	return true;
+}
+
+/* Hand rq to side k's engine now, or keep it, behind those that wait
+ * already, until the engine has room. */
+int pdd_drive_submit(struct pdd_drive *d, int k, struct pdd_req *rq)
+{
+	if (d->wait[k] || d->full[k] || !hand(d, k, rq))
+		push(&d->wait[k], &d->wait_tail[k], rq);
 	return 0;
 }
 
-/* Side k's engine has finished something: offer it what waits. */
+/* Side k's engine has finished something: offer it what waits, oldest
+ * first, until it is busy again.  A request it will not take yet stays
+ * first in line: the requests reach the engine in the order they came,
+ * which is what keeps the writes in ascending order. */
 static void offer(struct pdd_drive *d, int k)
 {
 	d->full[k] = false;
-	while (d->wait[k] && !d->full[k]) {
+	while (d->wait[k]) {
 		struct pdd_req *rq = d->wait[k];
 
+		/* off the queue first: an engine that takes rq may link it
+		 * into a queue of its own */
 		d->wait[k] = rq->next;
 		if (!d->wait[k])
 			d->wait_tail[k] = NULL;
-		pdd_drive_submit(d, k, rq);
+		if (!hand(d, k, rq)) {
+			rq->next = d->wait[k];
+			d->wait[k] = rq;
+			if (!d->wait_tail[k])
+				d->wait_tail[k] = rq;
+			return;
+		}
 	}
 }
 
