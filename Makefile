@@ -65,7 +65,7 @@ SRCS = src/main.c src/args.c src/dev.c src/open.c src/plan.c src/copy.c src/coe.
 LIB_SRCS = $(filter-out src/main.c,$(SRCS))
 HDRS = $(wildcard include/*.h)
 
-UNIT_TESTS = args plan seq stats json progress map guard $(if $(SCSI_SRCS),scsi)
+UNIT_TESTS = args plan seq stats json progress map guard core $(if $(SCSI_SRCS),scsi)
 TOOLS = tests/tools/stamp tests/tools/noring tests/sgdouble/libsgdouble.so
 TOOLS += $(if $(shell pkg-config --exists fuse3 2>/dev/null && echo y),tests/faultfs/faultfs)
 
@@ -120,6 +120,20 @@ build/asan/test-%: tests/unit/test-%.c $(LIB_SRCS:%.c=build/asan/%.o)
 	$(msg) LINK $@
 	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all \
 		-o $@ $^ -lcmocka $(LDLIBS)
+
+# test-core runs the copy core against a fake engine, which lives in files
+# of its own: the rules above link test-%.c alone
+CORE_TEST_SRCS = tests/unit/test-core.c tests/unit/test-core-sched.c tests/unit/fake-engine.c
+CORE_TEST_HDRS = tests/unit/test-core.h tests/unit/fake-engine.h
+
+build/test-core: $(CORE_TEST_SRCS) $(CORE_TEST_HDRS) $(LIB_SRCS:%.c=build/%.o)
+	$(msg) LINK $@
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(filter-out %.h,$^) -lcmocka $(LDLIBS)
+
+build/asan/test-core: $(CORE_TEST_SRCS) $(CORE_TEST_HDRS) $(LIB_SRCS:%.c=build/asan/%.o)
+	$(msg) LINK $@
+	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=address,undefined -fno-omit-frame-pointer \
+		-fno-sanitize-recover=all -o $@ $(filter-out %.h,$^) -lcmocka $(LDLIBS)
 
 build/asan/pdd: $(SRCS:%.c=build/asan/%.o)
 	$(msg) LINK $@

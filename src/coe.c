@@ -46,13 +46,16 @@ void core_report_bad(struct core *c, const struct slot *s)
 	}
 }
 
-/* Where the logical block at got ends in transfer s (its last block may
- * be short). */
+/* Where the logical block at got ends in transfer s: blocks count from
+ * the transfer's start, and its last one may be short.  got lies on a
+ * block boundary unless a short read ended inside a block (an engine may
+ * return any count); then this is the end of that block, so that reading
+ * one block at a time gets back onto the boundaries. */
 static size_t block_end(const struct core *c, const struct slot *s)
 {
-	size_t unit = coe_unit(c);
+	size_t unit = coe_unit(c), end = s->got - s->got % unit + unit;
 
-	return s->len - s->got < unit ? s->len : s->got + unit;
+	return end < s->len ? end : s->len;
 }
 
 /* coe: the block at got cannot be read; put zeros in its place.  Only
@@ -200,9 +203,9 @@ void core_read_failed(struct core *c, struct slot *s)
 	} else if (!medium || !c->o->coe) {
 		core_fail(c, s->rq.idx, PDD_OP_READ, s->rq.off, s->rq.len, err);
 		return;
-	} else if (s->cap - s->got > unit) {
+	} else if (block_end(c, s) < s->cap) {	/* more than one block */
 		s->stepping = true;
-		s->cap = s->got + unit;
+		s->cap = block_end(c, s);
 	} else {
 		s->known_bad = start + s->got;
 		s->bad_err = err;

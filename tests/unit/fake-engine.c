@@ -1,0 +1,583 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The fake engine (see fake-engine.h).  Each side's engine holds the
+ * requests it took in an array, each with how many more reaps it stays
+ * late.  A request is "due" once it is no longer late; reap() hands back
+ * a random nonempty subset of the due ones and does their I/O only then,
+ * as a device finishes a request, so completions come in any order.
+ *
+ * The driver (drive.c) waits in reap() with a timeout when one side has
+ * requests in flight, and in poll() on both engines' descriptors when
+ * both have.  Neither may sleep here: a fake that holds requests and
+ * has none due when asked to wait makes one due at once (time passing),
+ * and so does pollfd(), whose eventfd is readable exactly while
+ * something is due.  So poll() returns at once, and the reap after it
+ * always hands something back: no 100 ms ticks, and no spinning on a
+ * descriptor that promises what reap() will not give.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fake-engine.h"
+
+struct fk_world *fk;
+long fk_clock_skew;
+
+/*
+ * The copy saves its map every map_interval seconds, by pdd_now(), which
+ * reads CLOCK_MONOTONIC; the shortest interval is a second.  This
+ * definition takes the place of the C library's for the whole test
+ * program, so that the fake can make a second pass in an instant
+ * (fk_clock_skew) and the saves in the middle of a copy are tested
+ * without sleeping.  The clock still only moves forward.
+ */
+int clock_gettime(clockid_t id, struct timespec *ts)
+{
+	long r = syscall(SYS_clock_gettime, id, ts);
+
+	if (!r && id == CLOCK_MONOTONIC)
+		ts->tv_sec += fk_clock_skew;
+	return (int)r;
+}
+
+static uint64_t splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+void fk_seed(struct fk_rng *r, uint64_t seed)
+{
+	r->s = splitmix64(&seed);
+	if (!r->s)		/* xorshift never leaves 0 */
+		r->s = 1;
+}
+
+uint64_t fk_next(struct fk_rng *r)
+{
+	uint64_t x = r->s;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	r->s = x;
+	return x * 0x2545f4914f6cdd1dULL;
+}
+
+uint64_t fk_below(struct fk_rng *r, uint64_t n)
+{
+	return n ? fk_next(r) % n : 0;
+}
+
+bool fk_chance(struct fk_rng *r, unsigned int percent)
+{
+	return fk_below(r, 100) < percent;
+}
+
+void fk_violation(struct fk_world *w, const char *fmt, ...)
+{
+	va_list ap;
+	size_t n;
+
+	if (w->fail[0])
+		return;		/* the first one is the one that matters */
+	va_start(ap, fmt);
+	vsnprintf(w->fail, sizeof(w->fail), fmt, ap);
+	va_end(ap);
+	n = strlen(w->fail);
+	snprintf(w->fail + n, sizeof(w->fail) - n, " (writes started at:");
+	for (uint64_t i = w->nlog > 16 ? w->nlog - 16 : 0; i < w->nlog; i++) {
+		n = strlen(w->fail);
+		snprintf(w->fail + n, sizeof(w->fail) - n, " %" PRIu64, w->log[i % 16]);
+	}
+	n = strlen(w->fail);
+	snprintf(w->fail + n, sizeof(w->fail) - n, ")");
+}
+
+int fk_begin(struct fk_world *w, uint64_t total, uint64_t nxf, const bool *earlier)
+{
+	w->written = calloc(total ? total : 1, 1);
+	w->xf = calloc(nxf ? nxf : 1, sizeof(*w->xf));
+	if (!w->written || !w->xf) {
+		fk_end(w);
+		return -ENOMEM;
+	}
+	w->nxf = nxf;
+	for (uint64_t i = 0; earlier && i < total; i++)
+		if (earlier[i])
+			w->written[i] = FK_EARLIER;
+	w->wp = 0;
+	while (w->wp < total && w->written[w->wp])
+		w->wp++;
+	w->fail[0] = 0;
+	fk = w;
+	return 0;
+}
+
+void fk_end(struct fk_world *w)
+{
+	free(w->written);
+	free(w->xf);
+	w->written = NULL;
+	w->xf = NULL;
+	fk = NULL;
+}
+
+/* --- checks made as the copy runs --------------------------------------- */
+
+/* The done mark (r->done, bytes from the range's start) never passes a
+ * byte that is not written.  Called on every entry into the fake: the
+ * written prefix only grows inside the fake, and the done mark only
+ * moves between two calls into it (or after the last, which the test
+ * checks), so every value the mark takes is compared. */
+static void check_done_mark(struct fk_world *w)
+{
+	if (w->r->done > w->wp)
+		fk_violation(w, "done mark %" PRIu64 " passes byte %" PRIu64
+			     " of the range, which is not written", w->r->done, w->wp);
+}
+
+void fk_check_map_durable(struct fk_world *w, const struct pdd_map *m,
+			  const unsigned char *img, const char *what)
+{
+	uint64_t range_end = w->in_off + w->data_rel;
+
+	for (size_t i = 0; i < m->n; i++) {
+		const struct pdd_extent *e = &m->ext[i];
+
+		if (e->status != PDD_MAP_DONE)
+			continue;
+		if (e->pos < w->in_off || e->pos + e->size > range_end) {
+			fk_violation(w, "%s: the map marks input bytes %" PRIu64 "..%" PRIu64
+				     " finished, outside the range copied", what, e->pos,
+				     e->pos + e->size);
+			return;
+		}
+		if (memcmp(img + w->out_off + (e->pos - w->in_off), w->in + e->pos, e->size)) {
+			uint64_t j = 0;
+
+			while (img[w->out_off + (e->pos - w->in_off) + j] == w->in[e->pos + j])
+				j++;
+			fk_violation(w, "%s: the map marks input byte %" PRIu64 " finished, and "
+				     "the output there does not hold it", what, e->pos + j);
+			return;
+		}
+	}
+}
+
+/* Writes start in ascending order (seq.h: a transfer's write is issued
+ * only after every lower transfer's was).  At the device that means:
+ * the first write of each transfer is for the transfer one above the
+ * last one started, and starts at or past where that one ends; any
+ * later write of a transfer (the rest after a short write) starts
+ * exactly where its previous write ended, and only once that one is
+ * back. */
+static void check_write_order(struct fk_world *w, const struct pdd_req *rq)
+{
+	struct fk_xfer *t = &w->xf[rq->idx];
+
+	w->log[w->nlog++ % 16] = rq->off;
+	if (!t->seen) {
+		if (w->any_write ? rq->idx != w->last_idx + 1 : rq->idx != 0)
+			fk_violation(w, "the first write of transfer %" PRIu64 " starts after "
+				     "transfer %" PRIu64 "'s", rq->idx, w->last_idx);
+		else if (w->any_write && rq->off < w->last_end)
+			fk_violation(w, "write of transfer %" PRIu64 " at %" PRIu64 " starts "
+				     "below the end %" PRIu64 " of the one before it",
+				     rq->idx, rq->off, w->last_end);
+		t->seen = true;
+		t->next = rq->off;
+		t->end = rq->off + rq->len;
+		w->any_write = true;
+		w->last_idx = rq->idx;
+		w->last_end = t->end;
+	} else {
+		w->st.resumed_writes++;
+		if (t->busy)
+			fk_violation(w, "two writes of transfer %" PRIu64 " in flight", rq->idx);
+		else if (rq->off != t->next || rq->off + rq->len != t->end)
+			fk_violation(w, "write of transfer %" PRIu64 " resumes at %" PRIu64 "+%zu; "
+				     "its earlier writes reached %" PRIu64 " of %" PRIu64,
+				     rq->idx, rq->off, rq->len, t->next, t->end);
+	}
+	t->busy = true;
+}
+
+/* --- the engine ------------------------------------------------------------ */
+
+struct fk_held {
+	struct pdd_req *rq;
+	unsigned int late;		/* reaps it stays; 0: due */
+};
+
+struct fk_side {
+	struct fk_world *w;
+	bool output;
+	int efd;			/* readable exactly while something is due */
+	bool rung;
+	struct fk_held *held;		/* e->depth of them */
+	unsigned int n;
+};
+
+static int fk_init(struct pdd_engine *e)
+{
+	struct fk_side *sd;
+
+	if (!fk || (e->dev != fk->in_dev && e->dev != fk->out_dev))
+		return -EINVAL;
+	sd = calloc(1, sizeof(*sd));
+	if (!sd)
+		return -ENOMEM;
+	sd->w = fk;
+	sd->output = e->dev == fk->out_dev;
+	sd->held = calloc(e->depth, sizeof(*sd->held));
+	sd->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (!sd->held || sd->efd < 0) {
+		if (sd->efd >= 0)
+			close(sd->efd);
+		free(sd->held);
+		free(sd);
+		return -ENOMEM;
+	}
+	e->priv = sd;
+	return 0;
+}
+
+static void fk_exit(struct pdd_engine *e)
+{
+	struct fk_side *sd = e->priv;
+
+	if (sd->n)
+		fk_violation(sd->w, "the %s engine stopped with %u requests in flight",
+			     sd->output ? "output" : "input", sd->n);
+	close(sd->efd);
+	free(sd->held);
+	free(sd);
+	e->priv = NULL;
+}
+
+static bool any_due(const struct fk_side *sd)
+{
+	for (unsigned int i = 0; i < sd->n; i++)
+		if (!sd->held[i].late)
+			return true;
+	return false;
+}
+
+/* The eventfd is readable exactly while a request is due. */
+static void set_ready(struct fk_side *sd)
+{
+	bool due = any_due(sd);
+	uint64_t v = 1;
+
+	if (due && !sd->rung && write(sd->efd, &v, sizeof(v)) != sizeof(v))
+		fk_violation(sd->w, "eventfd write: %s", strerror(errno));
+	if (!due && sd->rung && read(sd->efd, &v, sizeof(v)) != sizeof(v))
+		fk_violation(sd->w, "eventfd read: %s", strerror(errno));
+	sd->rung = due;
+}
+
+/* Is rq a request the core may make of this side: the right direction,
+ * inside the range and inside one of the core's buffers? */
+static bool check_request(struct pdd_engine *e, struct fk_side *sd, const struct pdd_req *rq)
+{
+	struct fk_world *w = sd->w;
+	/* a read may look past the input's end (it finds 0 there), never
+	 * past the range; a write never past what the input has */
+	uint64_t lo = sd->output ? w->out_off : w->in_off;
+	uint64_t hi = lo + (sd->output ? w->data_rel : w->total);
+	const char *b = rq->buf, *base;
+
+	if ((rq->op == PDD_OP_WRITE) != sd->output) {
+		fk_violation(w, "a %s handed to the %s engine", rq->op == PDD_OP_WRITE ?
+			     "write" : "read", sd->output ? "output" : "input");
+		return false;
+	}
+	if (!rq->len || rq->off < lo || rq->off + rq->len > hi) {
+		fk_violation(w, "%s of %zu bytes at %" PRIu64 ", outside %" PRIu64 "..%" PRIu64,
+			     sd->output ? "write" : "read", rq->len, rq->off, lo, hi);
+		return false;
+	}
+	if (rq->buf_idx >= e->nbufs) {
+		fk_violation(w, "request names buffer %u of %u", rq->buf_idx, e->nbufs);
+		return false;
+	}
+	if (sd->output && rq->idx >= w->nxf) {
+		fk_violation(w, "write of transfer %" PRIu64 ", past the %" PRIu64
+			     " the range can have", rq->idx, w->nxf);
+		return false;
+	}
+	base = e->bufs[rq->buf_idx];
+	if (b < base || b + rq->len > base + e->buf_len) {
+		fk_violation(w, "request of %zu bytes leaves its buffer", rq->len);
+		return false;
+	}
+	return true;
+}
+
+static int fk_submit(struct pdd_engine *e, struct pdd_req *rq)
+{
+	struct fk_side *sd = e->priv;
+	struct fk_world *w = sd->w;
+
+	check_done_mark(w);
+	if (!check_request(e, sd, rq))
+		return -EINVAL;
+	/* busy when full, and at random; never with nothing held, which
+	 * the driver takes as an engine that will never have room */
+	if (sd->n == e->depth || (sd->n && fk_chance(&w->rng, w->p_busy))) {
+		w->st.busy++;
+		return PDD_BUSY;
+	}
+	if (sd->output)
+		check_write_order(w, rq);
+	sd->held[sd->n].rq = rq;
+	sd->held[sd->n].late = 0;
+	if (w->max_late && fk_chance(&w->rng, w->p_late)) {
+		sd->held[sd->n].late = 1 + (unsigned int)fk_below(&w->rng, w->max_late);
+		w->st.late++;
+	}
+	sd->n++;
+	set_ready(sd);
+	return PDD_QUEUED;
+}
+
+/* A short transfer: 1 .. len-1 bytes, whole logical blocks unless
+ * short_bytes (a read from direct I/O or the page cache stops on a
+ * block; a write may stop anywhere). */
+static size_t short_len(struct fk_world *w, size_t len, bool rd)
+{
+	size_t unit = rd && !w->short_bytes ? w->lbs : 1;
+
+	if (len <= unit)
+		return len;
+	return unit * (1 + (size_t)fk_below(&w->rng, (len - 1) / unit));
+}
+
+/* The first unreadable block that overlaps [off, off+len), or UINT64_MAX. */
+static uint64_t first_bad(const struct fk_world *w, uint64_t off, uint64_t len)
+{
+	for (size_t i = 0; i < w->nbad; i++)
+		if (w->bad[i] < off + len && w->bad[i] + w->lbs > off)
+			return w->bad[i];
+	return UINT64_MAX;
+}
+
+static void do_read(struct fk_world *w, struct pdd_req *rq)
+{
+	uint64_t avail, bad;
+
+	if (rq->off >= w->in_size) {
+		rq->res = 0;		/* end of the input */
+		return;
+	}
+	avail = w->in_size - rq->off < rq->len ? w->in_size - rq->off : rq->len;
+	bad = first_bad(w, rq->off, avail);
+	if (bad != UINT64_MAX) {
+		if (bad > rq->off && fk_chance(&w->rng, w->p_short_bad)) {
+			avail = bad - rq->off;	/* what is before the bad block, */
+			if (fk_chance(&w->rng, w->p_short))	/* or some of it */
+				avail = short_len(w, avail, true);
+		} else {
+			if (fk_chance(&w->rng, w->p_bad_off))
+				rq->bad_off = bad;	/* as sg's sense INFO does */
+			rq->res = -EIO;
+			w->st.eio_reads++;
+			return;
+		}
+	} else if (avail == rq->len && fk_chance(&w->rng, w->p_short)) {
+		avail = short_len(w, rq->len, true);
+		w->st.shorts += avail < rq->len;
+	}
+	memcpy(rq->buf, w->in + rq->off, avail);
+	rq->res = (ssize_t)avail;
+}
+
+static void do_write(struct fk_world *w, struct pdd_req *rq)
+{
+	uint64_t rel = rq->off - w->out_off, n = rq->len;
+	struct fk_xfer *t = &w->xf[rq->idx];
+
+	t->busy = false;
+	if (w->bad_write >= rq->off && w->bad_write < rq->off + rq->len) {
+		if (w->bad_write > rq->off && fk_chance(&w->rng, w->p_short_bad)) {
+			n = w->bad_write - rq->off;
+		} else {
+			rq->res = -EIO;
+			w->st.eio_writes++;
+			return;
+		}
+	} else if (fk_chance(&w->rng, w->p_short)) {
+		n = short_len(w, rq->len, false);
+		w->st.shorts += n < rq->len;
+	}
+	/* what the core writes is what the input holds, or zeros for a
+	 * block coe=1 could not read; each byte once, and never a byte an
+	 * earlier run copied (the map's pieces leave those out) */
+	if (memcmp(rq->buf, w->expect + rel, n)) {
+		uint64_t j = 0;
+
+		while (((const unsigned char *)rq->buf)[j] == w->expect[rel + j])
+			j++;
+		fk_violation(w, "output byte %" PRIu64 " is written with data that is "
+			     "neither the input's nor coe's zeros", rq->off + j);
+	}
+	for (uint64_t j = 0; j < n; j++) {
+		if (w->written[rel + j] != FK_UNWRITTEN) {
+			fk_violation(w, "output byte %" PRIu64 " written again (%s)", rq->off + j,
+				     w->written[rel + j] == FK_EARLIER ?
+				     "the map had it finished" : "by this copy");
+			break;
+		}
+		w->written[rel + j] = FK_WRITTEN;
+	}
+	memcpy(w->out + rq->off, rq->buf, n);
+	while (w->wp < w->data_rel && w->written[w->wp])
+		w->wp++;
+	t->next = rq->off + n;
+	rq->res = (ssize_t)n;
+}
+
+static int fk_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int max,
+		   int timeout_ms)
+{
+	struct fk_side *sd = e->priv;
+	struct fk_world *w = sd->w;
+	unsigned int due[PDD_MAX_QD], ndue = 0, want, k = 0;
+
+	check_done_mark(w);
+	w->reaps++;
+	if (w->stop_at && w->reaps == w->stop_at)
+		pdd_stop_signal = SIGINT;	/* as the handler would */
+	if (w->p_tick && fk_chance(&w->rng, w->p_tick))
+		fk_clock_skew++;
+	if (sd->n && !any_due(sd)) {
+		/* nothing due: late requests age.  Asked to wait, time passes
+		 * until one is done, but now and then the wait times out */
+		if (!timeout_ms || fk_chance(&w->rng, w->p_timeout)) {
+			for (unsigned int i = 0; i < sd->n; i++)
+				sd->held[i].late--;
+			w->st.timeouts += timeout_ms > 0;
+			set_ready(sd);
+			return 0;
+		}
+		sd->held[fk_below(&w->rng, sd->n)].late = 0;
+	}
+	/* a random nonempty subset of the due ones, in random order */
+	for (unsigned int i = 0; i < sd->n; i++)
+		if (!sd->held[i].late)
+			due[ndue++] = i;
+	want = 1 + (unsigned int)fk_below(&w->rng, ndue);
+	while (k < want && k < max) {
+		unsigned int j = k + (unsigned int)fk_below(&w->rng, ndue - k), t = due[j];
+
+		due[j] = due[k];
+		due[k] = t;
+		done[k++] = sd->held[t].rq;
+		sd->held[t].rq = NULL;
+	}
+	for (unsigned int i = 0; i < k; i++) {
+		if (sd->output)
+			do_write(w, done[i]);
+		else
+			do_read(w, done[i]);
+	}
+	/* those handed back leave the array; the others age */
+	for (unsigned int i = 0; i < sd->n; i++)
+		if (!sd->held[i].rq)
+			sd->held[i--] = sd->held[--sd->n];
+	for (unsigned int i = 0; i < sd->n; i++)
+		if (sd->held[i].late)
+			sd->held[i].late--;
+	set_ready(sd);
+	return (int)k;
+}
+
+/* Called just before the driver polls: with requests held and none due,
+ * one becomes due now, so the poll never sleeps. */
+static unsigned int fk_pollfd(struct pdd_engine *e, struct pollfd *pfd, unsigned int max)
+{
+	struct fk_side *sd = e->priv;
+	struct pollfd self = { .fd = sd->efd, .events = POLLIN };
+
+	check_done_mark(sd->w);
+	if (!max)
+		return 0;
+	if (sd->n && !any_due(sd))
+		sd->held[fk_below(&sd->w->rng, sd->n)].late = 0;
+	set_ready(sd);
+	if (poll(&self, 1, 0) != (sd->n ? 1 : 0))
+		fk_violation(sd->w, "the fake's eventfd is %sreadable with %u requests held",
+			     sd->n ? "not " : "", sd->n);
+	pfd->fd = sd->efd;
+	pfd->events = POLLIN;
+	return 1;
+}
+
+/*
+ * Make the output durable.  Before the snapshot, the power-cut check:
+ * the map on disk (the last save) and the map in memory (what the core
+ * has marked so far: it marks only after a flush) may call finished only
+ * bytes that the durable image, as it was before this flush, holds.
+ */
+static int fk_flush(struct pdd_engine *e)
+{
+	struct fk_side *sd = e->priv;
+	struct fk_world *w = sd->w;
+
+	check_done_mark(w);
+	w->flushes++;
+	if (!sd->output)
+		fk_violation(w, "the input was flushed");
+	if (sd->n)
+		fk_violation(w, "flush with %u writes in flight", sd->n);
+	if (w->map) {
+		struct pdd_map disk;
+		int err;
+
+		pdd_map_init(&disk, w->map_path);
+		err = pdd_map_load(&disk);
+		if (err && err != -ENOENT)
+			fk_violation(w, "the map saved before flush %u cannot be read: %s",
+				     w->flushes, strerror(-err));
+		else if (!err)
+			fk_check_map_durable(w, &disk, w->durable, "the map saved last");
+		pdd_map_free(&disk);
+		fk_check_map_durable(w, w->map, w->durable, "the map in memory");
+		if (w->flushes > 1)
+			w->st.saves_mid++;
+	}
+	if (w->flushes == w->fail_flush) {
+		w->st.flush_fails++;
+		return -EIO;	/* and nothing new is durable */
+	}
+	memcpy(w->durable, w->out, w->out_size);
+	return 0;
+}
+
+const struct pdd_engine_ops fk_ops = {
+	.name = "fake",
+	.threaded = false,
+	.sg = false,
+	.probe = NULL,
+	.default_depth = NULL,		/* the plan is made for threads, then patched */
+	.init = fk_init,
+	.submit = fk_submit,
+	.reap = fk_reap,
+	.pollfd = fk_pollfd,
+	.flush = fk_flush,
+	.exit = fk_exit,
+};

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Test helper for test-core.c: a fake engine that lets the copy core
+ * (copy.c, coe.c, copy-map.c, seq.c, drive.c) run without devices.  It
+ * reads from an in-memory input image and writes into an in-memory
+ * output image, and misbehaves as a seeded PRNG tells it: completions
+ * in random order and late, short reads and writes, busy answers,
+ * unreadable blocks, a write that fails, a flush that fails.  As it runs
+ * it checks what only it can see: that writes start in ascending order,
+ * that the done mark never passes a byte not yet written, that a flush
+ * finds nothing in flight and everything the map calls finished already
+ * durable.  The first violation is kept as a message, not asserted on
+ * the spot: a longjmp out of the middle of pdd_copy() would leave the
+ * core's memory behind and hide the seed.
+ */
+#ifndef PDD_TEST_FAKE_ENGINE_H
+#define PDD_TEST_FAKE_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "map.h"
+#include "pdd.h"
+
+/* xorshift64*, seeded through splitmix64: the same seed gives the same
+ * schedule on every machine, which rand() does not promise */
+struct fk_rng {
+	uint64_t s;
+};
+
+void fk_seed(struct fk_rng *r, uint64_t seed);
+uint64_t fk_next(struct fk_rng *r);
+uint64_t fk_below(struct fk_rng *r, uint64_t n);	/* 0 .. n-1; 0 when n is 0 */
+bool fk_chance(struct fk_rng *r, unsigned int percent);
+
+/* what written[] says of a byte of the output range */
+enum { FK_UNWRITTEN, FK_EARLIER, FK_WRITTEN };
+
+/* one transfer's write, as the fake has seen it */
+struct fk_xfer {
+	bool seen;			/* its first write was started */
+	bool busy;			/* a write of it is in flight */
+	uint64_t next;			/* where its next write must start */
+	uint64_t end;			/* where its writes end */
+};
+
+/* Everything one copy runs against.  The test fills the first part,
+ * fk_begin() the rest; offsets are byte offsets in the images, "rel"
+ * ones count from the start of the range. */
+struct fk_world {
+	struct fk_rng rng;
+	const struct pdd_dev *in_dev, *out_dev;	/* which side an engine drives */
+	unsigned char *in;		/* the input image */
+	uint64_t in_size;		/* where the input ends (reads past: 0) */
+	unsigned char *out;		/* the output image, as the device has it */
+	unsigned char *durable;		/* what survives a power cut: the output
+					 * at the last flush that succeeded */
+	uint64_t out_size;
+	const unsigned char *expect;	/* what the output range must hold, rel */
+	uint64_t in_off, out_off;	/* the range's start in each image */
+	uint64_t total;			/* bytes in the range */
+	uint64_t data_rel;		/* of them, bytes the input has */
+	unsigned int lbs;		/* the input's logical block */
+	const uint64_t *bad;		/* input offsets of unreadable blocks */
+	size_t nbad;
+	uint64_t bad_write;		/* output byte a write fails at, or
+					 * UINT64_MAX */
+	struct pdd_result *r;		/* the copy's, watched as it runs */
+	struct pdd_map *map;		/* the copy's map, or NULL */
+	const char *map_path;
+	/* behaviour: percentages, and how late a completion may be */
+	unsigned int p_busy;		/* busy although there is room */
+	unsigned int p_short;		/* a short read or write */
+	bool short_bytes;		/* short reads end anywhere, not only
+					 * on a logical block */
+	unsigned int p_late;		/* a request is kept across reaps */
+	unsigned int max_late;		/* for up to this many reaps */
+	unsigned int p_timeout;		/* a reap that may wait returns 0 */
+	unsigned int p_short_bad;	/* a read (write) meeting a bad block
+					 * (bad_write) moves what is before it */
+	unsigned int p_bad_off;		/* a failed read names its bad block */
+	unsigned int p_tick;		/* per reap: the clock jumps a second */
+	uint64_t stop_at;		/* SIGINT at this reap (1-based), 0 never */
+	unsigned int fail_flush;	/* this flush fails (1-based), 0 never */
+
+	/* kept by the fake */
+	unsigned char *written;		/* FK_* per byte of the range */
+	uint64_t wp;			/* written prefix: every byte below it
+					 * is written (or was, earlier) */
+	struct fk_xfer *xf;		/* per transfer number */
+	uint64_t nxf;
+	uint64_t last_idx;		/* transfer whose write started last */
+	uint64_t last_end;		/* and where it ends */
+	bool any_write;
+	uint64_t reaps;			/* reap calls, for stop_at */
+	unsigned int flushes;		/* flush calls */
+	uint64_t log[16];		/* output offsets of the last writes
+					 * started, for the failure message */
+	uint64_t nlog;
+	/* what happened, summed over runs to show the test is not vacuous */
+	struct fk_stats {
+		uint64_t busy, shorts, late, timeouts, eio_reads, eio_writes;
+		uint64_t saves_mid, flush_fails, resumed_writes;
+	} st;
+	/* the first violation seen, empty while none */
+	char fail[768];
+};
+
+/* the world of the copy running now: the engine finds it from init() */
+extern struct fk_world *fk;
+/* seconds added to CLOCK_MONOTONIC, so that map_interval=1 comes round
+ * without sleeping (see clock_gettime in fake-engine.c) */
+extern long fk_clock_skew;
+
+extern const struct pdd_engine_ops fk_ops;
+
+/* Make w the world of the next copy: its bookkeeping for a range of
+ * total bytes in at most nxf transfers; earlier[rel] says which bytes
+ * an earlier run copied (NULL: none).  fk_end() frees it. */
+int fk_begin(struct fk_world *w, uint64_t total, uint64_t nxf, const bool *earlier);
+void fk_end(struct fk_world *w);
+void fk_violation(struct fk_world *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Everything the map m marks finished (+) equals the input in img, the
+ * durable or the live output; a violation names what */
+void fk_check_map_durable(struct fk_world *w, const struct pdd_map *m,
+			  const unsigned char *img, const char *what);
+
+#endif
