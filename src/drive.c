@@ -172,7 +172,8 @@ static int reap(struct pdd_drive *d, int k, int timeout_ms)
 		return n;
 	d->held[k] -= (unsigned int)n;
 	d->last_done = pdd_now();
-	offer(d, k);
+	if (!d->err)		/* after an engine died nothing more starts */
+		offer(d, k);
 	for (int i = 0; i < n; i++)
 		d->ops->done(d->ctx, done[i]);
 	return n;
