@@ -51,7 +51,8 @@ static dev_t kernel_dev(uint64_t v)
 int guard_loop_backing(dev_t disk, int fd, struct backing *b)
 {
 	char buf[PATH_MAX];
-	struct loop_info64 li;
+	/* zeroed: memory checkers do not know the kernel fills it */
+	struct loop_info64 li = { 0 };
 	struct stat st;
 
 	if (fd >= 0 && major(disk) == LOOP_MAJOR && !ioctl(fd, LOOP_GET_STATUS64, &li)) {

@@ -4,13 +4,15 @@
  * to from the copy loop's thread.  submit() prepares an iocb, and reap()
  * hands the kernel all those prepared since the last one in one
  * io_submit (a system call per request cost half the speed at 4 KiB),
- * then takes completions from the context's ring, which the kernel maps
- * into the process, without a system call; only a wait asks the kernel
- * (io_getevents).  A buffer has one iocb and the context room for every
+ * then takes completions (io_getevents) when there are any to take.  A buffer has one iocb and the context room for every
  * buffer, so the kernel refuses a batch (EAGAIN) only when short of
  * memory: what it did not take is offered again on the next reap while
  * anything is in flight.  Every iocb rings an eventfd when it completes:
- * that is what the driver polls when both sides are busy.
+ * that is what the driver polls when both sides are busy, and its count
+ * says whether io_getevents has anything to give without asking.  (The
+ * context's ring could be read without a system call, as fio does, but
+ * memory checkers do not know that mapping, and the count costs one
+ * read of the eventfd.)
  *
  * Native AIO is only asynchronous with O_DIRECT: on a buffered file the
  * kernel completes the request inside io_submit, so engine=auto passes
@@ -35,58 +37,21 @@ struct aio_priv {
 	struct io_event *events;	/* for io_getevents */
 	unsigned int inflight;		/* submitted to the kernel, not reaped */
 	int efd;			/* rung by each completion */
-	bool counted;			/* efd may hold a count: events were
-					 * taken since it was last read */
+	int64_t rung;			/* completions efd has counted, less
+					 * those reaped: above 0, io_getevents
+					 * has that many to give */
 };
 
-/*
- * The completion ring the kernel maps at the context's address (its
- * struct aio_ring, fs/aio.c): events are taken from head to tail, and
- * head moved on, as io_getevents itself does.  Only one thread reaps a
- * context, so nothing else moves head meanwhile.
- */
-struct aio_ring {
-	unsigned int id, nr, head, tail;
-	unsigned int magic, compat_features, incompat_features, header_length;
-	struct io_event io_events[];
-};
-#define AIO_RING_MAGIC 0xa10a10a1
-
-static struct aio_ring *user_ring(const struct aio_priv *a)
+/* Add what efd has counted since it was last read. */
+static int count_rings(struct aio_priv *a)
 {
-	struct aio_ring *ring = (struct aio_ring *)a->ctx;
+	uint64_t cnt;
 
-	return ring->magic == AIO_RING_MAGIC && !ring->incompat_features ? ring : NULL;
-}
-
-/* Up to max finished events, from the ring or (where it cannot be read)
- * from io_getevents without waiting. */
-static int take_events(struct aio_priv *a, unsigned int max)
-{
-	struct aio_ring *ring = user_ring(a);
-	struct timespec zero = { 0, 0 };
-	unsigned int n = 0, head, tail;
-
-	if (!ring)
-		return io_getevents(a->ctx, 0, (long)max, a->events, &zero);
-	head = ring->head;
-	tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
-	while (head != tail && n < max) {
-		a->events[n++] = ring->io_events[head];
-		head = head + 1 == ring->nr ? 0 : head + 1;
-	}
-	__atomic_store_n(&ring->head, head, __ATOMIC_RELEASE);
-	return (int)n;
-}
-
-/* Nothing finished waits in the ring (without a readable ring, which
- * Linux has had since 2.6.x, it cannot be told: then the driver's tick
- * finds what came before the eventfd was read) */
-static bool ring_empty(const struct aio_priv *a)
-{
-	struct aio_ring *ring = user_ring(a);
-
-	return !ring || ring->head == __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
+	if (read(a->efd, &cnt, sizeof(cnt)) == sizeof(cnt))
+		a->rung += (int64_t)cnt;
+	else if (errno != EAGAIN)
+		return -errno;
+	return 0;
 }
 
 static bool is_async(const struct pdd_dev *d)
@@ -207,9 +172,14 @@ static int aio_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int ma
 		return 0;
 	if (max > e->nbufs)
 		max = e->nbufs;		/* events[] holds nbufs */
-	got = take_events(a, max);
-	if (got == 0 && timeout_ms > 0)
-		got = io_getevents(a->ctx, 1, (long)max, a->events, &ts);
+	err = count_rings(a);
+	if (err)
+		return err;
+	/* nothing counted and no time to wait: nothing to ask for (the
+	 * kernel counts a completion only once its event is there) */
+	if (a->rung <= 0 && timeout_ms <= 0)
+		return 0;
+	got = io_getevents(a->ctx, a->rung > 0 ? 0 : 1, (long)max, a->events, &ts);
 	if (got == -EINTR)
 		got = 0;
 	if (got < 0)
@@ -222,30 +192,24 @@ static int aio_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int ma
 		done[i] = rq;
 	}
 	a->inflight -= (unsigned int)got;
-	if (got)
-		a->counted = true;
+	a->rung -= got;
 	return got;
 }
 
-/* The eventfd: its count is taken first, so that it wakes poll() only
- * for a completion from now on, or now if the ring holds one already. */
+/* The eventfd; rung now if it was read for completions not taken yet
+ * (more than one reap could hold), so that poll() does not sleep on
+ * them. */
 static unsigned int aio_pollfd(struct pdd_engine *e, struct pollfd *pfd, unsigned int max)
 {
 	struct aio_priv *a = e->priv;
-	uint64_t cnt;
+	uint64_t one = 1;
 
 	if (!max)
 		return 0;
-	/* every completion since the last read is counted there and is
-	 * either taken already or still in the ring */
-	if (a->counted && read(a->efd, &cnt, sizeof(cnt)) < 0 && errno != EAGAIN)
-		abort();	/* an eventfd read fails only on a bad fd */
-	a->counted = false;
-	if (!ring_empty(a)) {
-		cnt = 1;
-		if (write(a->efd, &cnt, sizeof(cnt)) < 0)
-			abort();
-		a->counted = true;
+	if (a->rung > 0) {
+		if (write(a->efd, &one, sizeof(one)) < 0)
+			abort();	/* an eventfd write of 1 fails only on overflow */
+		a->rung--;	/* counted again at the next read */
 	}
 	pfd->fd = a->efd;
 	pfd->events = POLLIN;

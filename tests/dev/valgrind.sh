@@ -42,13 +42,15 @@ expect_rc 0
 grep -q '^==[0-9]*==' "$T/err" && fail "valgrind reported on the pipe copy"
 cmp -s "$T/in" "$T/out3" || fail "pipe copy under valgrind differs"
 # the sg engine, once: through the double, with a file on the other side
-# (threads inside it) and a medium error that coe reads around
+# and a medium error that coe reads around.  The file is read by the
+# threads engine: valgrind cannot see io_uring fill a buffer, and would
+# take the bytes written to the double for uninitialised
 if [ "${PDD_ENGINE:-threads}" = threads ] && [ -e "$SGD" ]; then
 	truncate -s 1024000 "$T/sgback"
 	export LD_PRELOAD=$SGD SGDOUBLE_DEVS="$T/sg=$T/sgback"
 	eng=()
 	leaks=definite,indirect	# the double keeps its settings to the end
-	vg if="$T/in" of="$T/sg" bpt=16 qd=20
+	vg if="$T/in" of="$T/sg" bpt=16 qd=20 engine=threads
 	expect_rc 0
 	export SGDOUBLE_FAULTS="medium@$T/sg:100-101"
 	vg if="$T/sg" of="$T/sgout" bpt=16 coe=1 map="$T/sgmap"
