@@ -81,6 +81,11 @@ struct pdd_engine_ops {
 	 * requests handed to the device has finished: fills up to max of
 	 * pfd (fd and events), returns how many */
 	unsigned int (*pollfd)(struct pdd_engine *e, struct pollfd *pfd, unsigned int max);
+	/* a stop waits on a device that answers nothing: hand back, at the
+	 * next reap(), every request not yet started on the device, with
+	 * res -ECANCELED; returns how many.  NULL: an engine that starts
+	 * each request as it takes it */
+	unsigned int (*cancel)(struct pdd_engine *e);
 	/* make what was written durable (nothing in flight); NULL: fsync
 	 * or fdatasync of the side's descriptors (pdd_dev_flush) */
 	int (*flush)(struct pdd_engine *e);

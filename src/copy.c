@@ -228,6 +228,11 @@ static void read_done(struct core *c, struct slot *s)
 		pdd_seq_drop(&c->seq, idx);
 		return;
 	}
+	if (s->rq.res == -ECANCELED) {	/* a stop gave it up: it ends here */
+		pdd_seq_stop_at(&c->seq, idx);
+		pdd_seq_drop(&c->seq, idx);
+		return;
+	}
 	if (s->rq.res < 0) {
 		core_read_failed(c, s);
 		return;
@@ -251,6 +256,10 @@ static void write_done(struct core *c, struct slot *s)
 {
 	uint64_t idx = s->rq.idx;
 
+	if (s->rq.res == -ECANCELED) {	/* a stop gave it up: it ends here */
+		pdd_seq_stop_at(&c->seq, idx);
+		return;
+	}
 	if (s->rq.res <= 0) {
 		/* a write that moves nothing would move nothing again; the
 		 * device may have named the block that failed.  What this

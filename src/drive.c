@@ -247,6 +247,32 @@ static void wait_some(struct pdd_drive *d)
 		d->err = err;	/* poll() itself failed */
 }
 
+/* A stop on a silent device: what was never started (kept by this loop
+ * or queued in an engine) comes back cancelled, so that the stop waits
+ * only for what a device holds.  Returns how many the engines hand back
+ * (those kept here are not in live()). */
+static unsigned int cancel_waiting(struct pdd_drive *d)
+{
+	unsigned int n = 0;
+
+	for (int k = PDD_IN; k <= PDD_OUT; k++) {
+		struct pdd_engine *e = &d->eng[k];
+
+		while (d->wait[k]) {
+			struct pdd_req *rq = d->wait[k];
+
+			d->wait[k] = rq->next;
+			rq->res = -ECANCELED;
+			push(&d->failed, &d->failed_tail, rq);
+		}
+		d->wait_tail[k] = NULL;
+		d->full[k] = false;
+		if (e->ops && e->ops->cancel && !d->dead[k])
+			n += e->ops->cancel(e);
+	}
+	return n;
+}
+
 /*
  * Run until nothing is in flight and the user starts nothing more.
  * Returns 0, or -errno when an engine fails as a whole: then nothing
@@ -264,14 +290,17 @@ int pdd_drive_run(struct pdd_drive *d)
 			stopped = true;
 			d->ops->stop(d->ctx, pdd_stop_signal);
 		}
-		/* a stop that waits on a device answering nothing says so at
-		 * once, and how to end without waiting */
+		/* a stop that waits on a device answering nothing gives up
+		 * what has not started, and says so at once, and how to end
+		 * without waiting */
 		if ((stopped || d->err) && !said && live(d) &&
 		    pdd_now() - d->last_done >= PDD_DRIVE_STALL_SECS) {
+			unsigned int n = live(d) - cancel_waiting(d);
+
 			said = true;
 			pdd_info(0, "stopping: waiting for %u request%s in flight, nothing back for %.0f s;"
 				 " interrupt again to end at once",
-				 live(d), live(d) == 1 ? "" : "s", pdd_now() - d->last_done);
+				 n, n == 1 ? "" : "s", pdd_now() - d->last_done);
 		}
 		if (pdd_report_now) {
 			pdd_report_now = 0;

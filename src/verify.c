@@ -39,6 +39,7 @@ struct vslot {
 	bool ended[2];			/* the side ended at got[] */
 	bool buffered[2];		/* the direct descriptor refused it */
 	unsigned int pending;		/* reads in flight: 0, 1 or 2 */
+	bool cut;			/* a stop gave up one of the reads */
 };
 
 struct verifier {
@@ -215,6 +216,7 @@ static void start(struct verifier *v)
 
 	s->rel = idx * v->p->xfer;
 	s->len = v->total - s->rel < v->p->xfer ? (size_t)(v->total - s->rel) : v->p->xfer;
+	s->cut = false;
 	for (int k = PDD_IN; k <= PDD_OUT; k++) {
 		s->got[k] = 0;
 		s->ended[k] = false;
@@ -268,6 +270,8 @@ static void on_done(void *ctx, struct pdd_req *rq)
 			 d->name, rq->off);
 		s->buffered[k] = true;
 		submit(v, s, k);
+	} else if (rq->res == -ECANCELED) {
+		s->cut = true;		/* a stop gave it up on a silent device */
 	} else if (rq->res < 0) {
 		record(v, rq->idx, k, rq->off, rq->len, (int)rq->res);
 	} else if (rq->res == 0) {
@@ -281,7 +285,8 @@ static void on_done(void *ctx, struct pdd_req *rq)
 		return;
 	/* a transfer cut short by a stop is not compared, nor one past the
 	 * error that ends the comparison */
-	if (side_done(s, PDD_IN) && side_done(s, PDD_OUT) && !(v->r->err && rq->idx >= v->err_idx))
+	if (side_done(s, PDD_IN) && side_done(s, PDD_OUT) && !s->cut &&
+	    !(v->r->err && rq->idx >= v->err_idx))
 		compare(v, s);
 	v->idle[v->nidle++] = (unsigned int)(s - v->slots);
 }

@@ -245,6 +245,25 @@ static unsigned int threads_pollfd(struct pdd_engine *e, struct pollfd *pfd,
 	return 1;
 }
 
+/* The requests no worker has taken yet come back cancelled. */
+static unsigned int threads_cancel(struct pdd_engine *e)
+{
+	struct threads_priv *t = e->priv;
+	struct pdd_req *rq;
+	unsigned int n = 0;
+
+	pthread_mutex_lock(&t->lock);
+	while ((rq = tq_pop(&t->todo))) {
+		rq->res = -ECANCELED;
+		tq_push(&t->done, rq);
+		n++;
+	}
+	if (n && t->polled)
+		ring(t);
+	pthread_mutex_unlock(&t->lock);
+	return n;
+}
+
 /* two transfers per worker: while one is written, the next is read */
 static unsigned int threads_depth(size_t xfer, unsigned int threads)
 {
@@ -262,5 +281,6 @@ const struct pdd_engine_ops pdd_threads_ops = {
 	.submit = threads_submit,
 	.reap = threads_reap,
 	.pollfd = threads_pollfd,
+	.cancel = threads_cancel,
 	.exit = threads_exit,
 };
