@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Test helper for test-core.c: a fake engine that lets the copy core
- * (copy.c, coe.c, copy-map.c, seq.c, drive.c) run without devices.  It
+ * (copy*.c, coe.c, seq.c, drive.c) run without devices.  It
  * reads from an in-memory input image and writes into an in-memory
  * output image, and misbehaves as a seeded PRNG tells it: completions
  * in random order and late, short reads and writes, busy answers,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The copy core (copy.c, coe.c, copy-map.c, seq.c, drive.c) against a
+ * The copy core (copy*.c, coe.c, seq.c, drive.c) against a
  * fake engine (fake-engine.c), without root and without devices.  Each
  * schedule is drawn from a seed: the sizes (bs, bpt, the logical block,
  * skip, seek, count, a partial last block, an input that ends early),
