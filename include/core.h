@@ -83,6 +83,7 @@ struct core {
 	uint64_t part_idx;		/* the lowest failed write that moved
 					 * some bytes first (UINT64_MAX: none) */
 	size_t part_put;		/* and how many: written all the same */
+	bool death_noted;		/* an engine's death is recorded in r */
 };
 
 static inline struct slot *slot_of(struct core *c, uint64_t idx)

@@ -179,6 +179,30 @@ static void partial_done(struct core *c)
 }
 
 /*
+ * An engine died (drive.c): nothing more starts, and the copy stops at
+ * the lowest transfer it loses.  Once the output's engine is dead no
+ * write comes back, so that is the lowest not yet written; otherwise
+ * (the input's engine, or poll() itself failed) the writes already
+ * issued may still finish, and it is the lowest whose write was not.
+ * Like any error it gives way to one of a lower transfer (core_record),
+ * and an error of a higher one gives way to it, even one seen before:
+ * the copy stops where the death stopped it.  Noted before the first
+ * request the other side hands back after the death, so that an error
+ * that request brings, of a transfer the death already lost, does not
+ * take its place.
+ */
+static void note_death(struct core *c)
+{
+	const struct pdd_drive *d = &c->drv;
+
+	if (!d->err || c->death_noted)
+		return;
+	c->death_noted = true;
+	core_fail(c, d->dead[PDD_OUT] ? pdd_seq_done(&c->seq) : pdd_seq_to_write(&c->seq),
+		  PDD_OP_NONE, 0, 0, d->err);
+}
+
+/*
  * A piece that direct I/O cannot take (the tail of a count= that ends
  * inside a logical block) goes through the page cache.  Mixed with direct
  * writes to the same page it can read-modify-write stale data, or leave a
@@ -352,6 +376,7 @@ static void on_done(void *ctx, struct pdd_req *rq)
 	struct core *c = ctx;
 	struct slot *s = (struct slot *)rq;	/* rq is first */
 
+	note_death(c);
 	if (rq->op == PDD_OP_READ) {
 		c->reads--;
 		read_done(c, s);
@@ -459,8 +484,8 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 	err = pdd_drive_run(&c.drv);
 	pdd_progress_end();
 	r->recovered = c.drv.eng[PDD_IN].recovered + c.drv.eng[PDD_OUT].recovered;
-	if (err && !r->err)
-		core_fail(&c, pdd_seq_to_write(&c.seq), PDD_OP_NONE, 0, 0, err);
+	if (err)
+		note_death(&c);
 	partial_done(&c);
 	if (map)		/* flushes the output first */
 		core_save_map(&c, !r->err && !r->signal);
