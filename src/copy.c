@@ -202,6 +202,22 @@ static void note_death(struct core *c)
 		  PDD_OP_NONE, 0, 0, d->err);
 }
 
+/* An engine died: nothing more starts, so the rest of a write cut short
+ * (to be written again from where it stopped) was lost with the output's
+ * engine, or never started.  When that is the lowest transfer not yet
+ * written, what its write did move counts as a failed write's does
+ * (partial_done). */
+static void cut_by_death(struct core *c)
+{
+	uint64_t idx = pdd_seq_done(&c->seq);
+	struct slot *s = slot_of(c, idx);
+
+	if (idx < pdd_seq_to_write(&c->seq) && s->put && s->put < s->got && idx < c->part_idx) {
+		c->part_idx = idx;
+		c->part_put = s->put;
+	}
+}
+
 /*
  * A piece that direct I/O cannot take (the tail of a count= that ends
  * inside a logical block) goes through the page cache.  Mixed with direct
@@ -484,8 +500,10 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 	err = pdd_drive_run(&c.drv);
 	pdd_progress_end();
 	r->recovered = c.drv.eng[PDD_IN].recovered + c.drv.eng[PDD_OUT].recovered;
-	if (err)
+	if (err) {
 		note_death(&c);
+		cut_by_death(&c);
+	}
 	partial_done(&c);
 	if (map)		/* flushes the output first */
 		core_save_map(&c, !r->err && !r->signal);
