@@ -6,12 +6,12 @@
  * output image, and misbehaves as a seeded PRNG tells it: completions
  * in random order and late, short reads and writes, busy answers,
  * unreadable blocks, a write that fails, a flush that fails.  As it runs
- * it checks what only it can see: that writes start in ascending order,
- * that the done mark never passes a byte not yet written, that a flush
- * finds nothing in flight and everything the map calls finished already
- * durable.  The first violation is kept as a message, not asserted on
- * the spot: a longjmp out of the middle of pdd_copy() would leave the
- * core's memory behind and hide the seed.
+ * it checks what only it can see (fake-engine-check.c): that writes
+ * start in ascending order, that the done mark never passes a byte not
+ * yet written, that a flush finds nothing in flight and everything the
+ * map calls finished already durable.  The first violation is kept as a
+ * message, not asserted on the spot: a longjmp out of the middle of
+ * pdd_copy() would leave the core's memory behind and hide the seed.
  */
 #ifndef PDD_TEST_FAKE_ENGINE_H
 #define PDD_TEST_FAKE_ENGINE_H
@@ -120,8 +120,16 @@ extern const struct pdd_engine_ops fk_ops;
  * an earlier run copied (NULL: none).  fk_end() frees it. */
 int fk_begin(struct fk_world *w, uint64_t total, uint64_t nxf, const bool *earlier);
 void fk_end(struct fk_world *w);
+
+/* fake-engine-check.c: keep the first violation (with the last writes
+ * started), and the checks the engine makes as the copy runs */
 void fk_violation(struct fk_world *w, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+void fk_check_done_mark(struct fk_world *w);
+bool fk_check_request(struct fk_world *w, const struct pdd_engine *e, bool output,
+		      const struct pdd_req *rq);
+void fk_check_write_order(struct fk_world *w, const struct pdd_req *rq);
+void fk_check_maps_durable(struct fk_world *w);
 /* Everything the map m marks finished (+) equals the input in img, the
  * durable or the live output; a violation names what */
 void fk_check_map_durable(struct fk_world *w, const struct pdd_map *m,
