@@ -149,6 +149,20 @@ bool fk_check_request(struct fk_world *w, const struct pdd_engine *e, bool outpu
 	return true;
 }
 
+/* Nothing starts after an engine died (drive.c): not on its side, whose
+ * engine is gone, and not on the other, whose requests are only waited
+ * for, so that the buffers can be freed once it holds nothing.  Every
+ * call to submit() is a start, even one answered busy. */
+void fk_check_started(struct fk_world *w, bool output, const struct pdd_req *rq)
+{
+	if (w->died)
+		fk_violation(w, "%s of transfer %" PRIu64 " at %" PRIu64 " started on the %s "
+			     "engine at call %" PRIu64 ", after the %s engine died at call %"
+			     PRIu64, output ? "write" : "read", rq->idx, rq->off,
+			     output ? "output" : "input", w->calls,
+			     w->die_side == PDD_OUT ? "output" : "input", w->death.call);
+}
+
 /* The power-cut check, made before each flush: the map on disk (the
  * last save) and the map in memory (what the core has marked so far: it
  * marks only after a flush) may call finished only bytes that the

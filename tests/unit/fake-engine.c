@@ -14,6 +14,10 @@
  * something is due.  So poll() returns at once, and the reap after it
  * always hands something back: no 100 ms ticks, and no spinning on a
  * descriptor that promises what reap() will not give.
+ *
+ * An engine that fails as a whole (die_side, die_at) returns -EIO from
+ * that reap on and keeps what it holds: as a ring that broke, it never
+ * says what became of those requests.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -155,13 +159,25 @@ static int fk_init(struct pdd_engine *e)
 	return 0;
 }
 
+/* Is this side's engine the one that failed? */
+static bool dead(const struct fk_side *sd)
+{
+	return sd->w->died && sd->w->die_side == (sd->output ? PDD_OUT : PDD_IN);
+}
+
+/* A dead engine is ended with what it kept (the copy may not wait for
+ * it); the live one must have handed everything back first, or the
+ * copy would free buffers that the kernel may still be filling. */
 static void fk_exit(struct pdd_engine *e)
 {
 	struct fk_side *sd = e->priv;
 
-	if (sd->n)
-		fk_violation(sd->w, "the %s engine stopped with %u requests in flight",
-			     sd->output ? "output" : "input", sd->n);
+	if (dead(sd))
+		sd->w->st.abandoned += sd->n;
+	else if (sd->n)
+		fk_violation(sd->w, "the %s engine stopped with %u requests in flight%s",
+			     sd->output ? "output" : "input", sd->n,
+			     sd->w->died ? ", after the other engine died" : "");
 	close(sd->efd);
 	free(sd->held);
 	free(sd);
@@ -195,6 +211,8 @@ static int fk_submit(struct pdd_engine *e, struct pdd_req *rq)
 	struct fk_world *w = sd->w;
 
 	fk_check_done_mark(w);
+	w->calls++;
+	fk_check_started(w, sd->output, rq);
 	if (!fk_check_request(w, e, sd->output, rq))
 		return -EINVAL;
 	/* busy when full, and at random; never with nothing held, which
@@ -212,6 +230,7 @@ static int fk_submit(struct pdd_engine *e, struct pdd_req *rq)
 		w->st.late++;
 	}
 	sd->n++;
+	w->held[sd->output]++;
 	set_ready(sd);
 	return PDD_QUEUED;
 }
@@ -325,6 +344,19 @@ static int fk_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int max
 		pdd_stop_signal = SIGINT;	/* as the handler would */
 	if (w->p_tick && fk_chance(&w->rng, w->p_tick))
 		fk_clock_skew++;
+	w->calls++;
+	if (dead(sd)) {
+		w->st.dead_reaps++;
+		return -EIO;	/* and ever after */
+	}
+	if (w->die_side == (sd->output ? PDD_OUT : PDD_IN) &&
+	    ++w->side_reaps[w->die_side] >= w->die_at &&
+	    (!w->die_busy || w->held[!sd->output])) {
+		w->died = true;
+		w->death = (struct fk_death){ .call = w->calls, .err = w->r->err };
+		w->st.deaths[w->die_side]++;
+		return -EIO;
+	}
 	if (sd->n && !any_due(sd)) {
 		/* nothing due: late requests age.  Asked to wait, time passes
 		 * until one is done, but now and then the wait times out */
@@ -350,6 +382,8 @@ static int fk_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int max
 		done[k++] = sd->held[t].rq;
 		sd->held[t].rq = NULL;
 	}
+	if (w->died)
+		w->st.drained += k;
 	for (unsigned int i = 0; i < k; i++) {
 		if (sd->output)
 			do_write(w, done[i]);
@@ -360,6 +394,7 @@ static int fk_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int max
 	for (unsigned int i = 0; i < sd->n; i++)
 		if (!sd->held[i].rq)
 			sd->held[i--] = sd->held[--sd->n];
+	w->held[sd->output] = sd->n;
 	for (unsigned int i = 0; i < sd->n; i++)
 		if (sd->held[i].late)
 			sd->held[i].late--;
@@ -388,7 +423,11 @@ static unsigned int fk_pollfd(struct pdd_engine *e, struct pollfd *pfd, unsigned
 	return 1;
 }
 
-/* Make the output durable, after the power-cut check of the maps. */
+/*
+ * Make the output durable, after the power-cut check of the maps.  The
+ * writes a dead output kept are lost, not in flight: a flush of it then
+ * fails, or (dead_flush_ok) makes durable what did reach the output.
+ */
 static int fk_flush(struct pdd_engine *e)
 {
 	struct fk_side *sd = e->priv;
@@ -398,7 +437,7 @@ static int fk_flush(struct pdd_engine *e)
 	w->flushes++;
 	if (!sd->output)
 		fk_violation(w, "the input was flushed");
-	if (sd->n)
+	if (sd->n && !dead(sd))
 		fk_violation(w, "flush with %u writes in flight", sd->n);
 	if (w->map) {
 		fk_check_maps_durable(w);
@@ -408,6 +447,11 @@ static int fk_flush(struct pdd_engine *e)
 	if (w->flushes == w->fail_flush) {
 		w->st.flush_fails++;
 		return -EIO;	/* and nothing new is durable */
+	}
+	if (dead(sd) && !w->dead_flush_ok) {
+		w->st.dead_flush_fails++;
+		w->dead_flush_failed = true;
+		return -EIO;
 	}
 	memcpy(w->durable, w->out, w->out_size);
 	return 0;
