@@ -58,7 +58,7 @@ Q = @
 msg = @printf '  %-6s %s\n'
 endif
 
-SRCS = src/main.c src/args.c src/dev.c src/open.c src/plan.c src/copy.c src/coe.c src/copy-map.c src/seq.c \
+SRCS = src/main.c src/args.c src/dev.c src/open.c src/plan.c src/copy.c src/coe.c src/copy-map.c src/copy-report.c src/seq.c \
        src/stats.c src/json.c src/progress.c src/msg.c src/signals.c src/engine.c \
        src/map-extents.c src/map-text.c src/mapfile.c src/verify.c src/drive.c src/guard.c src/guard-loop.c \
        $(GUARD_SRCS) $(SCSI_SRCS) $(ENGINE_SRCS)
@@ -123,7 +123,8 @@ build/asan/test-%: tests/unit/test-%.c $(LIB_SRCS:%.c=build/asan/%.o)
 
 # test-core runs the copy core against a fake engine, which lives in files
 # of its own: the rules above link test-%.c alone
-CORE_TEST_SRCS = tests/unit/test-core.c tests/unit/test-core-sched.c tests/unit/fake-engine.c
+CORE_TEST_SRCS = tests/unit/test-core.c tests/unit/test-core-sched.c tests/unit/fake-engine.c \
+	tests/unit/fake-engine-check.c
 CORE_TEST_HDRS = tests/unit/test-core.h tests/unit/fake-engine.h
 
 build/test-core: $(CORE_TEST_SRCS) $(CORE_TEST_HDRS) $(LIB_SRCS:%.c=build/%.o)

@@ -3,8 +3,9 @@
  * The copy core's own state, shared by the files it is cut into:
  * copy.c (the loop: reads, the write order, retiring, setup and the
  * end), coe.c (reading around unreadable blocks, and reporting them as
- * they are written) and copy-map.c (what the copy does for map=).  Not
- * for anything outside the core.
+ * they are written), copy-map.c (what the copy does for map=) and
+ * copy-report.c (what it says when it ends).  Not for anything outside
+ * the core.
  */
 #ifndef PDD_CORE_H
 #define PDD_CORE_H
@@ -82,6 +83,7 @@ struct core {
 	uint64_t part_idx;		/* the lowest failed write that moved
 					 * some bytes first (UINT64_MAX: none) */
 	size_t part_put;		/* and how many: written all the same */
+	bool death_noted;		/* an engine's death is recorded in r */
 };
 
 static inline struct slot *slot_of(struct core *c, uint64_t idx)
@@ -113,6 +115,9 @@ void core_read_failed(struct core *c, struct slot *s);
 void core_read_more(struct core *c, struct slot *s);
 void core_limit_bad(struct core *c, struct slot *s);
 void core_report_bad(struct core *c, const struct slot *s);
+
+/* copy-report.c */
+void core_say_end(const struct core *c);
 
 /* copy-map.c */
 int core_note_slot(struct core *c, const struct slot *s);

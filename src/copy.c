@@ -20,13 +20,12 @@
  * pieces in order, so a transfer never spans two.  With a map, each
  * written transfer is marked finished in it, but only after the output
  * has been flushed, so that a saved map never claims more than the
- * output really holds (copy-map.c).  The state all three share is in
- * core.h.
+ * output really holds (copy-map.c).  What the copy says when it ends is
+ * in copy-report.c.  The state they all share is in core.h.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -177,6 +176,46 @@ static void partial_done(struct core *c)
 	if (c->part_idx == c->limit_idx && s->got < s->len)
 		c->limit_idx = UINT64_MAX;	/* the limit's block is not written */
 	retire_slot(c, c->part_idx);
+}
+
+/*
+ * An engine died (drive.c): nothing more starts, and the copy stops at
+ * the lowest transfer it loses.  Once the output's engine is dead no
+ * write comes back, so that is the lowest not yet written; otherwise
+ * (the input's engine, or poll() itself failed) the writes already
+ * issued may still finish, and it is the lowest whose write was not.
+ * Like any error it gives way to one of a lower transfer (core_record),
+ * and an error of a higher one gives way to it, even one seen before:
+ * the copy stops where the death stopped it.  Noted before the first
+ * request the other side hands back after the death, so that an error
+ * that request brings, of a transfer the death already lost, does not
+ * take its place.
+ */
+static void note_death(struct core *c)
+{
+	const struct pdd_drive *d = &c->drv;
+
+	if (!d->err || c->death_noted)
+		return;
+	c->death_noted = true;
+	core_fail(c, d->dead[PDD_OUT] ? pdd_seq_done(&c->seq) : pdd_seq_to_write(&c->seq),
+		  PDD_OP_NONE, 0, 0, d->err);
+}
+
+/* An engine died: nothing more starts, so the rest of a write cut short
+ * (to be written again from where it stopped) was lost with the output's
+ * engine, or never started.  When that is the lowest transfer not yet
+ * written, what its write did move counts as a failed write's does
+ * (partial_done). */
+static void cut_by_death(struct core *c)
+{
+	uint64_t idx = pdd_seq_done(&c->seq);
+	struct slot *s = slot_of(c, idx);
+
+	if (idx < pdd_seq_to_write(&c->seq) && s->put && s->put < s->got && idx < c->part_idx) {
+		c->part_idx = idx;
+		c->part_put = s->put;
+	}
 }
 
 /*
@@ -362,6 +401,7 @@ static void on_done(void *ctx, struct pdd_req *rq)
 	struct core *c = ctx;
 	struct slot *s = (struct slot *)rq;	/* rq is first */
 
+	note_death(c);
 	if (rq->op == PDD_OP_READ) {
 		c->reads--;
 		read_done(c, s);
@@ -443,78 +483,6 @@ static double tv_secs(struct timeval tv)
 	return (double)tv.tv_sec + tv.tv_usec / 1e6;
 }
 
-/* The done mark: where a rerun would pick up; why says what stopped. */
-static void say_done_mark(const struct core *c, const char *why)
-{
-	const struct pdd_plan *p = c->p;
-	uint64_t done = c->r->done;
-
-	if (c->map) {
-		pdd_error("%s%" PRIu64 " bytes are copied; the map '%s' records what is done",
-			  why, c->r->out_bytes, c->map->path);
-		return;
-	}
-	pdd_error("%s%" PRIu64 " bytes are copied: input below block %" PRIu64
-		  " is in output below block %" PRIu64, why, c->r->out_bytes,
-		  (p->in_off - p->in_base + done) / p->bs,
-		  (p->out_off - p->out_base + done) / p->bs);
-}
-
-static void report_error(const struct core *c)
-{
-	const struct pdd_result *r = c->r;
-	const struct pdd_plan *p = c->p;
-
-	switch (r->err_op) {
-	case PDD_OP_READ:
-		pdd_error("error reading '%s' at block %" PRIu64 ": %s", c->in->name,
-			  (r->err_off - p->in_base) / p->bs, pdd_strerror(r->err));
-		break;
-	case PDD_OP_WRITE:
-		pdd_error("error writing '%s' at block %" PRIu64 ": %s", c->out->name,
-			  (r->err_off - p->out_base) / p->bs, pdd_strerror(r->err));
-		break;
-	case PDD_OP_FLUSH:
-		pdd_error("error flushing '%s': %s", c->out->name, pdd_strerror(r->err));
-		break;
-	case PDD_OP_CLOSE:
-		pdd_error("error closing '%s': %s", c->out->name, pdd_strerror(r->err));
-		break;
-	case PDD_OP_MAP:
-		/* a failed save said why; memory is the only other cause */
-		if (r->err == -ENOMEM)
-			pdd_error("cannot keep the map '%s': %s", c->map->path,
-				  strerror(ENOMEM));
-		return;		/* and the map is not the record it was */
-	default:
-		pdd_drive_say_failed(&c->drv, "copy", pdd_strerror(r->err));
-		break;
-	}
-	/* the plan checked alignment against what the device reports; a
-	 * device or file system that wants more says only EINVAL */
-	if (r->err == -EINVAL && (r->err_op == PDD_OP_READ || r->err_op == PDD_OP_WRITE)) {
-		const struct pdd_dev *d = r->err_op == PDD_OP_READ ? c->in : c->out;
-
-		if (d->direct && d->kind != PDD_KIND_RAW)
-			pdd_error("'%s' refused direct I/O of %zu bytes at byte %" PRIu64
-				  " although it reports a %u-byte alignment; "
-				  "%s=nodirect copies through the page cache",
-				  d->name, r->err_len, r->err_off, d->io_align,
-				  d->output ? "oflag" : "iflag");
-	}
-	if (r->err_op == PDD_OP_FLUSH && c->map) {
-		pdd_error("the map '%s' marks nothing finished that was written "
-			  "since it was last saved", c->map->path);
-		return;
-	}
-	if (r->err_op == PDD_OP_FLUSH || r->err_op == PDD_OP_CLOSE) {
-		pdd_error("the %" PRIu64 " bytes written may not be on stable storage",
-			  r->out_bytes);
-		return;
-	}
-	say_done_mark(c, "");
-}
-
 /* Copy the planned range from in to out; fills r.  Returns 0 when the
  * copy ran (r->err says whether it finished), or -errno when it could not
  * start. */
@@ -541,8 +509,10 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 	err = pdd_drive_run(&c.drv);
 	pdd_progress_end();
 	r->recovered = c.drv.eng[PDD_IN].recovered + c.drv.eng[PDD_OUT].recovered;
-	if (err && !r->err)
-		core_fail(&c, pdd_seq_to_write(&c.seq), PDD_OP_NONE, 0, 0, err);
+	if (err) {
+		note_death(&c);
+		cut_by_death(&c);
+	}
 	partial_done(&c);
 	if (map)		/* flushes the output first */
 		core_save_map(&c, !r->err && !r->signal);
@@ -566,23 +536,6 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 		r->err = err;
 		r->err_op = PDD_OP_CLOSE;
 	}
-	if (c.limit_lba != UINT64_MAX)
-		pdd_error("coe_limit=%" PRIu64 " reached: stopping after LBA %" PRIu64,
-			  o->coe_limit, c.limit_lba);
-	if (r->bad_blocks)
-		pdd_error("%" PRIu64 " unreadable block%s of %u bytes written as zeros, LBA %" PRIu64
-			  " to %" PRIu64, r->bad_blocks, r->bad_blocks == 1 ? "" : "s",
-			  r->bad_unit, r->bad_first, r->bad_last);
-	if (r->recovered)
-		pdd_info(0, "%" PRIu64 " error%s recovered by the device", r->recovered,
-			 r->recovered == 1 ? "" : "s");
-	if (r->err)
-		report_error(&c);
-	else if (r->signal) {
-		char why[32];
-
-		snprintf(why, sizeof(why), "stopped by SIG%s: ", sigabbrev_np(r->signal));
-		say_done_mark(&c, why);
-	}
+	core_say_end(&c);
 	return 0;
 }

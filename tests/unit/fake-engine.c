@@ -14,12 +14,15 @@
  * something is due.  So poll() returns at once, and the reap after it
  * always hands something back: no 100 ms ticks, and no spinning on a
  * descriptor that promises what reap() will not give.
+ *
+ * An engine that fails as a whole (die_side, die_at) returns -EIO from
+ * that reap on and keeps what it holds: as a ring that broke, it never
+ * says what became of those requests.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,26 +90,6 @@ bool fk_chance(struct fk_rng *r, unsigned int percent)
 	return fk_below(r, 100) < percent;
 }
 
-void fk_violation(struct fk_world *w, const char *fmt, ...)
-{
-	va_list ap;
-	size_t n;
-
-	if (w->fail[0])
-		return;		/* the first one is the one that matters */
-	va_start(ap, fmt);
-	vsnprintf(w->fail, sizeof(w->fail), fmt, ap);
-	va_end(ap);
-	n = strlen(w->fail);
-	snprintf(w->fail + n, sizeof(w->fail) - n, " (writes started at:");
-	for (uint64_t i = w->nlog > 16 ? w->nlog - 16 : 0; i < w->nlog; i++) {
-		n = strlen(w->fail);
-		snprintf(w->fail + n, sizeof(w->fail) - n, " %" PRIu64, w->log[i % 16]);
-	}
-	n = strlen(w->fail);
-	snprintf(w->fail + n, sizeof(w->fail) - n, ")");
-}
-
 int fk_begin(struct fk_world *w, uint64_t total, uint64_t nxf, const bool *earlier)
 {
 	w->written = calloc(total ? total : 1, 1);
@@ -134,86 +117,6 @@ void fk_end(struct fk_world *w)
 	w->written = NULL;
 	w->xf = NULL;
 	fk = NULL;
-}
-
-/* --- checks made as the copy runs --------------------------------------- */
-
-/* The done mark (r->done, bytes from the range's start) never passes a
- * byte that is not written.  Called on every entry into the fake: the
- * written prefix only grows inside the fake, and the done mark only
- * moves between two calls into it (or after the last, which the test
- * checks), so every value the mark takes is compared. */
-static void check_done_mark(struct fk_world *w)
-{
-	if (w->r->done > w->wp)
-		fk_violation(w, "done mark %" PRIu64 " passes byte %" PRIu64
-			     " of the range, which is not written", w->r->done, w->wp);
-}
-
-void fk_check_map_durable(struct fk_world *w, const struct pdd_map *m,
-			  const unsigned char *img, const char *what)
-{
-	uint64_t range_end = w->in_off + w->data_rel;
-
-	for (size_t i = 0; i < m->n; i++) {
-		const struct pdd_extent *e = &m->ext[i];
-
-		if (e->status != PDD_MAP_DONE)
-			continue;
-		if (e->pos < w->in_off || e->pos + e->size > range_end) {
-			fk_violation(w, "%s: the map marks input bytes %" PRIu64 "..%" PRIu64
-				     " finished, outside the range copied", what, e->pos,
-				     e->pos + e->size);
-			return;
-		}
-		if (memcmp(img + w->out_off + (e->pos - w->in_off), w->in + e->pos, e->size)) {
-			uint64_t j = 0;
-
-			while (img[w->out_off + (e->pos - w->in_off) + j] == w->in[e->pos + j])
-				j++;
-			fk_violation(w, "%s: the map marks input byte %" PRIu64 " finished, and "
-				     "the output there does not hold it", what, e->pos + j);
-			return;
-		}
-	}
-}
-
-/* Writes start in ascending order (seq.h: a transfer's write is issued
- * only after every lower transfer's was).  At the device that means:
- * the first write of each transfer is for the transfer one above the
- * last one started, and starts at or past where that one ends; any
- * later write of a transfer (the rest after a short write) starts
- * exactly where its previous write ended, and only once that one is
- * back. */
-static void check_write_order(struct fk_world *w, const struct pdd_req *rq)
-{
-	struct fk_xfer *t = &w->xf[rq->idx];
-
-	w->log[w->nlog++ % 16] = rq->off;
-	if (!t->seen) {
-		if (w->any_write ? rq->idx != w->last_idx + 1 : rq->idx != 0)
-			fk_violation(w, "the first write of transfer %" PRIu64 " starts after "
-				     "transfer %" PRIu64 "'s", rq->idx, w->last_idx);
-		else if (w->any_write && rq->off < w->last_end)
-			fk_violation(w, "write of transfer %" PRIu64 " at %" PRIu64 " starts "
-				     "below the end %" PRIu64 " of the one before it",
-				     rq->idx, rq->off, w->last_end);
-		t->seen = true;
-		t->next = rq->off;
-		t->end = rq->off + rq->len;
-		w->any_write = true;
-		w->last_idx = rq->idx;
-		w->last_end = t->end;
-	} else {
-		w->st.resumed_writes++;
-		if (t->busy)
-			fk_violation(w, "two writes of transfer %" PRIu64 " in flight", rq->idx);
-		else if (rq->off != t->next || rq->off + rq->len != t->end)
-			fk_violation(w, "write of transfer %" PRIu64 " resumes at %" PRIu64 "+%zu; "
-				     "its earlier writes reached %" PRIu64 " of %" PRIu64,
-				     rq->idx, rq->off, rq->len, t->next, t->end);
-	}
-	t->busy = true;
 }
 
 /* --- the engine ------------------------------------------------------------ */
@@ -256,13 +159,25 @@ static int fk_init(struct pdd_engine *e)
 	return 0;
 }
 
+/* Is this side's engine the one that failed? */
+static bool dead(const struct fk_side *sd)
+{
+	return sd->w->died && sd->w->die_side == (sd->output ? PDD_OUT : PDD_IN);
+}
+
+/* A dead engine is ended with what it kept (the copy may not wait for
+ * it); the live one must have handed everything back first, or the
+ * copy would free buffers that the kernel may still be filling. */
 static void fk_exit(struct pdd_engine *e)
 {
 	struct fk_side *sd = e->priv;
 
-	if (sd->n)
-		fk_violation(sd->w, "the %s engine stopped with %u requests in flight",
-			     sd->output ? "output" : "input", sd->n);
+	if (dead(sd))
+		sd->w->st.abandoned += sd->n;
+	else if (sd->n)
+		fk_violation(sd->w, "the %s engine stopped with %u requests in flight%s",
+			     sd->output ? "output" : "input", sd->n,
+			     sd->w->died ? ", after the other engine died" : "");
 	close(sd->efd);
 	free(sd->held);
 	free(sd);
@@ -290,51 +205,15 @@ static void set_ready(struct fk_side *sd)
 	sd->rung = due;
 }
 
-/* Is rq a request the core may make of this side: the right direction,
- * inside the range and inside one of the core's buffers? */
-static bool check_request(struct pdd_engine *e, struct fk_side *sd, const struct pdd_req *rq)
-{
-	struct fk_world *w = sd->w;
-	/* a read may look past the input's end (it finds 0 there), never
-	 * past the range; a write never past what the input has */
-	uint64_t lo = sd->output ? w->out_off : w->in_off;
-	uint64_t hi = lo + (sd->output ? w->data_rel : w->total);
-	const char *b = rq->buf, *base;
-
-	if ((rq->op == PDD_OP_WRITE) != sd->output) {
-		fk_violation(w, "a %s handed to the %s engine", rq->op == PDD_OP_WRITE ?
-			     "write" : "read", sd->output ? "output" : "input");
-		return false;
-	}
-	if (!rq->len || rq->off < lo || rq->off + rq->len > hi) {
-		fk_violation(w, "%s of %zu bytes at %" PRIu64 ", outside %" PRIu64 "..%" PRIu64,
-			     sd->output ? "write" : "read", rq->len, rq->off, lo, hi);
-		return false;
-	}
-	if (rq->buf_idx >= e->nbufs) {
-		fk_violation(w, "request names buffer %u of %u", rq->buf_idx, e->nbufs);
-		return false;
-	}
-	if (sd->output && rq->idx >= w->nxf) {
-		fk_violation(w, "write of transfer %" PRIu64 ", past the %" PRIu64
-			     " the range can have", rq->idx, w->nxf);
-		return false;
-	}
-	base = e->bufs[rq->buf_idx];
-	if (b < base || b + rq->len > base + e->buf_len) {
-		fk_violation(w, "request of %zu bytes leaves its buffer", rq->len);
-		return false;
-	}
-	return true;
-}
-
 static int fk_submit(struct pdd_engine *e, struct pdd_req *rq)
 {
 	struct fk_side *sd = e->priv;
 	struct fk_world *w = sd->w;
 
-	check_done_mark(w);
-	if (!check_request(e, sd, rq))
+	fk_check_done_mark(w);
+	w->calls++;
+	fk_check_started(w, sd->output, rq);
+	if (!fk_check_request(w, e, sd->output, rq))
 		return -EINVAL;
 	/* busy when full, and at random; never with nothing held, which
 	 * the driver takes as an engine that will never have room */
@@ -343,7 +222,7 @@ static int fk_submit(struct pdd_engine *e, struct pdd_req *rq)
 		return PDD_BUSY;
 	}
 	if (sd->output)
-		check_write_order(w, rq);
+		fk_check_write_order(w, rq);
 	sd->held[sd->n].rq = rq;
 	sd->held[sd->n].late = 0;
 	if (w->max_late && fk_chance(&w->rng, w->p_late)) {
@@ -351,6 +230,7 @@ static int fk_submit(struct pdd_engine *e, struct pdd_req *rq)
 		w->st.late++;
 	}
 	sd->n++;
+	w->held[sd->output]++;
 	set_ready(sd);
 	return PDD_QUEUED;
 }
@@ -458,12 +338,25 @@ static int fk_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int max
 	struct fk_world *w = sd->w;
 	unsigned int due[PDD_MAX_QD], ndue = 0, want, k = 0;
 
-	check_done_mark(w);
+	fk_check_done_mark(w);
 	w->reaps++;
 	if (w->stop_at && w->reaps == w->stop_at)
 		pdd_stop_signal = SIGINT;	/* as the handler would */
 	if (w->p_tick && fk_chance(&w->rng, w->p_tick))
 		fk_clock_skew++;
+	w->calls++;
+	if (dead(sd)) {
+		w->st.dead_reaps++;
+		return -EIO;	/* and ever after */
+	}
+	if (w->die_side == (sd->output ? PDD_OUT : PDD_IN) &&
+	    ++w->side_reaps[w->die_side] >= w->die_at &&
+	    (!w->die_busy || w->held[!sd->output])) {
+		w->died = true;
+		w->death = (struct fk_death){ .call = w->calls, .err = w->r->err };
+		w->st.deaths[w->die_side]++;
+		return -EIO;
+	}
 	if (sd->n && !any_due(sd)) {
 		/* nothing due: late requests age.  Asked to wait, time passes
 		 * until one is done, but now and then the wait times out */
@@ -489,6 +382,8 @@ static int fk_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int max
 		done[k++] = sd->held[t].rq;
 		sd->held[t].rq = NULL;
 	}
+	if (w->died)
+		w->st.drained += k;
 	for (unsigned int i = 0; i < k; i++) {
 		if (sd->output)
 			do_write(w, done[i]);
@@ -499,6 +394,7 @@ static int fk_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int max
 	for (unsigned int i = 0; i < sd->n; i++)
 		if (!sd->held[i].rq)
 			sd->held[i--] = sd->held[--sd->n];
+	w->held[sd->output] = sd->n;
 	for (unsigned int i = 0; i < sd->n; i++)
 		if (sd->held[i].late)
 			sd->held[i].late--;
@@ -513,7 +409,7 @@ static unsigned int fk_pollfd(struct pdd_engine *e, struct pollfd *pfd, unsigned
 	struct fk_side *sd = e->priv;
 	struct pollfd self = { .fd = sd->efd, .events = POLLIN };
 
-	check_done_mark(sd->w);
+	fk_check_done_mark(sd->w);
 	if (!max)
 		return 0;
 	if (sd->n && !any_due(sd))
@@ -528,41 +424,34 @@ static unsigned int fk_pollfd(struct pdd_engine *e, struct pollfd *pfd, unsigned
 }
 
 /*
- * Make the output durable.  Before the snapshot, the power-cut check:
- * the map on disk (the last save) and the map in memory (what the core
- * has marked so far: it marks only after a flush) may call finished only
- * bytes that the durable image, as it was before this flush, holds.
+ * Make the output durable, after the power-cut check of the maps.  The
+ * writes a dead output kept are lost, not in flight: a flush of it then
+ * fails, or (dead_flush_ok) makes durable what did reach the output.
  */
 static int fk_flush(struct pdd_engine *e)
 {
 	struct fk_side *sd = e->priv;
 	struct fk_world *w = sd->w;
 
-	check_done_mark(w);
+	fk_check_done_mark(w);
 	w->flushes++;
 	if (!sd->output)
 		fk_violation(w, "the input was flushed");
-	if (sd->n)
+	if (sd->n && !dead(sd))
 		fk_violation(w, "flush with %u writes in flight", sd->n);
 	if (w->map) {
-		struct pdd_map disk;
-		int err;
-
-		pdd_map_init(&disk, w->map_path);
-		err = pdd_map_load(&disk);
-		if (err && err != -ENOENT)
-			fk_violation(w, "the map saved before flush %u cannot be read: %s",
-				     w->flushes, strerror(-err));
-		else if (!err)
-			fk_check_map_durable(w, &disk, w->durable, "the map saved last");
-		pdd_map_free(&disk);
-		fk_check_map_durable(w, w->map, w->durable, "the map in memory");
+		fk_check_maps_durable(w);
 		if (w->flushes > 1)
 			w->st.saves_mid++;
 	}
 	if (w->flushes == w->fail_flush) {
 		w->st.flush_fails++;
 		return -EIO;	/* and nothing new is durable */
+	}
+	if (dead(sd) && !w->dead_flush_ok) {
+		w->st.dead_flush_fails++;
+		w->dead_flush_failed = true;
+		return -EIO;
 	}
 	memcpy(w->durable, w->out, w->out_size);
 	return 0;

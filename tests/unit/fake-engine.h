@@ -1,17 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Test helper for test-core.c: a fake engine that lets the copy core
- * (copy.c, coe.c, copy-map.c, seq.c, drive.c) run without devices.  It
+ * (copy*.c, coe.c, seq.c, drive.c) run without devices.  It
  * reads from an in-memory input image and writes into an in-memory
  * output image, and misbehaves as a seeded PRNG tells it: completions
  * in random order and late, short reads and writes, busy answers,
- * unreadable blocks, a write that fails, a flush that fails.  As it runs
- * it checks what only it can see: that writes start in ascending order,
- * that the done mark never passes a byte not yet written, that a flush
- * finds nothing in flight and everything the map calls finished already
- * durable.  The first violation is kept as a message, not asserted on
- * the spot: a longjmp out of the middle of pdd_copy() would leave the
- * core's memory behind and hide the seed.
+ * unreadable blocks, a write that fails, a flush that fails, an engine
+ * that fails as a whole.  As it runs it checks what only it can see
+ * (fake-engine-check.c): that writes start in ascending order, that the
+ * done mark never passes a byte not yet written, that a flush finds
+ * nothing in flight and everything the map calls finished already
+ * durable, that nothing starts after an engine died and the other one
+ * is left holding nothing.  The first violation is kept as a message,
+ * not asserted on the spot: a longjmp out of the middle of pdd_copy()
+ * would leave the core's memory behind and hide the seed.
  */
 #ifndef PDD_TEST_FAKE_ENGINE_H
 #define PDD_TEST_FAKE_ENGINE_H
@@ -19,6 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "drive.h"
 #include "engine.h"
 #include "map.h"
 #include "pdd.h"
@@ -83,6 +86,15 @@ struct fk_world {
 	unsigned int p_tick;		/* per reap: the clock jumps a second */
 	uint64_t stop_at;		/* SIGINT at this reap (1-based), 0 never */
 	unsigned int fail_flush;	/* this flush fails (1-based), 0 never */
+	/* an engine that fails as a whole: its reap() returns -EIO from
+	 * then on, and what it holds never comes back */
+	int die_side;			/* PDD_IN or PDD_OUT, or -1: none */
+	uint64_t die_at;		/* at this reap of that side (1-based) */
+	bool die_busy;			/* or the first after it when the other
+					 * side's engine holds requests */
+	bool dead_flush_ok;		/* a flush of a dead output succeeds, as
+					 * an fsync of its descriptor would;
+					 * else it fails with EIO */
 
 	/* kept by the fake */
 	unsigned char *written;		/* FK_* per byte of the range */
@@ -95,6 +107,16 @@ struct fk_world {
 	bool any_write;
 	uint64_t reaps;			/* reap calls, for stop_at */
 	unsigned int flushes;		/* flush calls */
+	uint64_t side_reaps[2];		/* reap calls per side, for die_at */
+	unsigned int held[2];		/* requests each side's engine holds */
+	uint64_t calls;			/* submit and reap calls, both sides */
+	bool died;			/* die_side's engine has failed */
+	bool dead_flush_failed;		/* and a flush of it failed for that */
+	/* when it died: the call, and the copy's error then */
+	struct fk_death {
+		uint64_t call;
+		int err;
+	} death;
 	uint64_t log[16];		/* output offsets of the last writes
 					 * started, for the failure message */
 	uint64_t nlog;
@@ -102,6 +124,12 @@ struct fk_world {
 	struct fk_stats {
 		uint64_t busy, shorts, late, timeouts, eio_reads, eio_writes;
 		uint64_t saves_mid, flush_fails, resumed_writes;
+		uint64_t deaths[2];	/* engines failed as a whole, per side */
+		uint64_t abandoned;	/* requests a dead engine kept */
+		uint64_t drained;	/* requests the live side handed back
+					 * after the other died */
+		uint64_t dead_reaps;	/* reaps of a dead engine, after */
+		uint64_t dead_flush_fails;
 	} st;
 	/* the first violation seen, empty while none */
 	char fail[768];
@@ -120,8 +148,17 @@ extern const struct pdd_engine_ops fk_ops;
  * an earlier run copied (NULL: none).  fk_end() frees it. */
 int fk_begin(struct fk_world *w, uint64_t total, uint64_t nxf, const bool *earlier);
 void fk_end(struct fk_world *w);
+
+/* fake-engine-check.c: keep the first violation (with the last writes
+ * started), and the checks the engine makes as the copy runs */
 void fk_violation(struct fk_world *w, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+void fk_check_done_mark(struct fk_world *w);
+bool fk_check_request(struct fk_world *w, const struct pdd_engine *e, bool output,
+		      const struct pdd_req *rq);
+void fk_check_write_order(struct fk_world *w, const struct pdd_req *rq);
+void fk_check_started(struct fk_world *w, bool output, const struct pdd_req *rq);
+void fk_check_maps_durable(struct fk_world *w);
 /* Everything the map m marks finished (+) equals the input in img, the
  * durable or the live output; a violation names what */
 void fk_check_map_durable(struct fk_world *w, const struct pdd_map *m,

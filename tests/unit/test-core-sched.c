@@ -3,7 +3,7 @@
  * test-core's schedules: from a seed, the two sides and the operands
  * (made into a plan by pdd_plan_make(), then given the fake engine), the
  * images, the unreadable blocks, the failing write, an earlier run's
- * map, and how the fake misbehaves.
+ * map, how the fake misbehaves, and which engine fails as a whole.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -177,6 +177,28 @@ static void draw_world(struct sched *s, struct fk_rng *g)
 		w->bad_write = s->p.out_off + fk_below(g, w->data_rel);
 }
 
+/* One schedule in five: the engine of one side is to fail as a whole at
+ * one of its first reaps, or at the first after it where the other
+ * side's engine holds requests that the copy must then wait for; about
+ * half of those copies end before.  Drawn from a generator of its own,
+ * so that the other draws of a seed, and so the schedules without a
+ * death, are those they were before deaths were drawn. */
+static void draw_death(struct sched *s, unsigned long long seed)
+{
+	struct fk_world *w = &s->w;
+	struct fk_rng g;
+
+	fk_seed(&g, ~(uint64_t)seed);
+	w->die_side = -1;
+	if (!fk_chance(&g, 20))
+		return;
+	w->die_side = fk_chance(&g, 50) ? PDD_IN : PDD_OUT;
+	/* most copies reap each side a few times only, some once */
+	w->die_at = fk_chance(&g, 40) ? 1 : 1 + fk_below(&g, fk_chance(&g, 70) ? 3 : 16);
+	w->die_busy = fk_chance(&g, 40);
+	w->dead_flush_ok = fk_chance(&g, 50);
+}
+
 int sched_setup(struct sched *s, unsigned long long seed)
 {
 	struct fk_world *w = &s->w;
@@ -226,6 +248,7 @@ int sched_setup(struct sched *s, unsigned long long seed)
 	for (uint64_t i = 0; i < w->out_size; i++)	/* not the input's */
 		w->out[i] = (unsigned char)fk_next(&w->rng);
 	draw_world(s, &w->rng);
+	draw_death(s, seed);
 	draw_bad(s, &w->rng, data_rel);
 	w->bad = s->bad;
 	w->nbad = s->nbad;

@@ -1,21 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The copy core (copy.c, coe.c, copy-map.c, seq.c, drive.c) against a
+ * The copy core (copy*.c, coe.c, seq.c, drive.c) against a
  * fake engine (fake-engine.c), without root and without devices.  Each
  * schedule is drawn from a seed: the sizes (bs, bpt, the logical block,
  * skip, seek, count, a partial last block, an input that ends early),
  * the queue depth, how the fake misbehaves (order, lateness, short I/O,
  * busy answers), unreadable blocks with coe=1 or without, a write that
  * fails, map= fresh or resumed with saves in the middle of the copy, a
- * flush that fails, sync=1, a SIGINT at a random moment.  The plan is
- * made by pdd_plan_make() for the threads engine, then both sides are
- * given the fake.
+ * flush that fails, sync=1, a SIGINT at a random moment, the engine of
+ * one side failing as a whole.  The plan is made by pdd_plan_make() for
+ * the threads engine, then both sides are given the fake.
  *
  * The fake checks as the copy runs (see fake-engine.h); after it this
  * file checks the outcome: what stopped the copy and why, the done mark
  * against the bytes written, the output against the input (zeros in
  * exactly the unreadable blocks with coe=1), the counts of bad blocks,
- * and the saved map against what survived the last flush.
+ * the saved map against what survived the last flush, and after an
+ * engine died, the error and the message that name it.
  *
  * Schedule i has seed i, from 1.  PDD_CORE_SEED=N runs schedule N
  * alone, described and with pdd's messages on stderr; PDD_CORE_RUNS=N
@@ -49,6 +50,13 @@ char map_path[300];
 static char map_bak[310], map_new[310];	/* what a save leaves beside it */
 static struct fk_stats total_st;
 static uint64_t n_coe_runs, n_err_runs[PDD_OP_CLOSE + 1], n_resumed, n_eof, n_stopped, n_limit;
+static uint64_t n_died_said[2], n_died_other;
+static const char *const op_name[] = { "none", "read", "write", "flush", "map", "close" };
+/* where pdd's messages go: nowhere, or (one seed) stderr; a schedule
+ * where an engine is to die has them in msgs */
+static FILE *quiet;
+static char *msgs;
+static size_t msgs_len;
 
 static void fail_run(const struct sched *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -144,10 +152,57 @@ static void check_stop(struct sched *s, bool stopped, bool flush_failed)
 	case PDD_OP_FLUSH:
 		CHECK(flush_failed, "a flush error, and no flush failed");
 		break;
+	case PDD_OP_NONE:	/* the run itself failed: only a dead engine */
+		CHECK(w->died, "the copy failed as a whole with %s, and no engine died",
+		      pdd_strerror(r->err));
+		break;
 	default:
 		fail_run(s, "the copy stopped with %s at operation %d", pdd_strerror(r->err),
 			 r->err_op);
 	}
+}
+
+/*
+ * An engine died: the copy fails, and says so, naming the engine and its
+ * side, unless an error of its own stops it at a lower transfer (copy.c
+ * keeps the lowest).  With none before the death, the only one that can
+ * be lower is a write that was in flight when the input's engine died:
+ * once the output's engine is dead no write comes back, and every read
+ * that does is of a transfer not yet written.
+ */
+static void check_death(struct sched *s)
+{
+	const struct fk_world *w = &s->w;
+	const struct pdd_result *r = &s->r;
+	bool out = w->die_side == PDD_OUT;
+	const char *side = out ? "output" : "input";
+	char line[256];
+
+	if (!w->died) {
+		CHECK(!msgs || !strstr(msgs, "copy failed"), "no engine died, and pdd says:\n%s",
+		      msgs);
+		return;
+	}
+	CHECK(r->err, "the %s engine died, and the copy reports no error", side);
+	snprintf(line, sizeof(line), "pdd: copy failed: engine fake of the %s '%s': %s\n", side,
+		 out ? s->out.name : s->in.name, strerror(EIO));
+	if (r->err_op == PDD_OP_NONE) {
+		const char *at = strstr(msgs, line);
+
+		CHECK(r->err == -EIO, "the %s engine died with EIO, and the copy reports %s",
+		      side, pdd_strerror(r->err));
+		CHECK(at && (at == msgs || at[-1] == '\n') &&
+		      !strstr(at + strlen(line), "copy failed"), "the %s engine died, and pdd does not say \"%.*s\" once, but:\n%s", side,
+		      (int)strlen(line) - 1, line, msgs);
+		n_died_said[out]++;
+		return;
+	}
+	n_died_other++;
+	CHECK(!strstr(msgs, "copy failed"), "the copy reports a %s error of its own, and pdd "
+	      "says the copy failed:\n%s", op_name[r->err_op], msgs);
+	CHECK(w->death.err || (!out && r->err_op == PDD_OP_WRITE),
+	      "the %s engine died with no error before, and the copy reports a %s error at %"
+	      PRIu64 " of its own instead:\n%s", side, op_name[r->err_op], r->err_off, msgs);
 }
 
 /* The map saved last: finished only where the last flush made the
@@ -193,7 +248,8 @@ static void check_outcome(struct sched *s, int err)
 	struct fk_world *w = &s->w;
 	const struct pdd_result *r = &s->r;
 	bool stopped = w->stop_at && w->reaps >= w->stop_at;
-	bool flush_failed = w->fail_flush && w->flushes >= w->fail_flush;
+	bool flush_failed = (w->fail_flush && w->flushes >= w->fail_flush) ||
+			    w->dead_flush_failed;
 	uint64_t mine = 0, nbad = 0;
 
 	CHECK(!err, "pdd_copy() could not start: %s", strerror(-err));
@@ -213,6 +269,7 @@ static void check_outcome(struct sched *s, int err)
 	CHECK(r->out_bytes == mine, "%" PRIu64 " bytes out reported, %" PRIu64
 	      " written below the done mark", r->out_bytes, mine);
 	check_stop(s, stopped, flush_failed);
+	check_death(s);
 
 	/* coe=1: each zero-filled block below the done mark, in order */
 	for (size_t i = 0; s->o.coe && i < s->nbad; i++) {
@@ -254,6 +311,12 @@ static void check_outcome(struct sched *s, int err)
 	n_resumed += s->resume;
 	n_eof += s->eof_early;
 	n_stopped += stopped;
+	for (int k = PDD_IN; k <= PDD_OUT; k++)
+		total_st.deaths[k] += w->st.deaths[k];
+	total_st.abandoned += w->st.abandoned;
+	total_st.drained += w->st.drained;
+	total_st.dead_reaps += w->st.dead_reaps;
+	total_st.dead_flush_fails += w->st.dead_flush_fails;
 }
 
 /* A copy that never ends would hang make unit without a word: the
@@ -309,6 +372,11 @@ static void describe(const struct sched *s)
 	for (size_t i = 0; i < s->nbad; i++)
 		fprintf(stderr, " %" PRIu64, s->bad[i]);
 	fprintf(stderr, "\n");
+	if (w->die_side >= 0)
+		fprintf(stderr, "fake: the %s engine dies at its reap %" PRIu64 "%s; a flush of "
+			"a dead output %s\n", w->die_side == PDD_OUT ? "output" : "input",
+			w->die_at, w->die_busy ? " or the first after it with the other busy" : "",
+			w->dead_flush_ok ? "succeeds" : "fails");
 	if (s->resume) {
 		fprintf(stderr, "earlier map:");
 		for (size_t i = 0; i < s->map.n; i++)
@@ -333,12 +401,26 @@ static void run_one(unsigned long long seed)
 	watchdog_len = snprintf(watchdog_msg, sizeof(watchdog_msg),
 				"\nseed=%llu: the copy did not end within %d s\n", seed,
 				WATCHDOG_SECS);
+	msgs = NULL;
+	if (s.w.die_side >= 0) {
+		pdd_msg_stream = open_memstream(&msgs, &msgs_len);
+		if (!pdd_msg_stream)
+			fail_msg("seed=%llu: cannot catch pdd's messages", seed);
+	}
 	alarm(WATCHDOG_SECS);
 	err = pdd_copy(&s.p, &s.in, &s.out, &s.o, s.o.map ? &s.map : NULL, &s.r);
 	alarm(0);
 	pdd_stop_signal = 0;
+	if (s.w.die_side >= 0) {
+		fclose(pdd_msg_stream);
+		pdd_msg_stream = quiet;
+		if (verbose)
+			fputs(msgs, stderr);
+	}
 	check_outcome(&s, err);
 	sched_teardown(&s);
+	free(msgs);
+	msgs = NULL;
 }
 
 static double raw_now(void)
@@ -353,7 +435,6 @@ static void test_core_schedules(void **state)
 {
 	const char *one = getenv("PDD_CORE_SEED"), *runs_s = getenv("PDD_CORE_RUNS");
 	unsigned long long first = 1, runs = runs_s ? strtoull(runs_s, NULL, 0) : 10000;
-	FILE *quiet = NULL;
 	double t0 = raw_now();
 
 	(void)state;
@@ -373,6 +454,7 @@ static void test_core_schedules(void **state)
 	pdd_msg_stream = NULL;
 	if (quiet)
 		fclose(quiet);
+	quiet = NULL;
 	print_message("%llu schedules in %.2f s: %llu with coe and bad blocks, %llu resumed maps, "
 		      "%llu inputs ending early, %llu stopped by SIGINT; errors: %llu read "
 		      "(%llu at coe_limit), %llu write, %llu flush\n", runs, raw_now() - t0,
@@ -391,12 +473,25 @@ static void test_core_schedules(void **state)
 		      (unsigned long long)total_st.resumed_writes,
 		      (unsigned long long)total_st.saves_mid,
 		      (unsigned long long)total_st.flush_fails);
+	print_message("engines died: %llu input, %llu output; said so %llu and %llu times, "
+		      "%llu times a lower error of the copy's own was said; %llu requests kept "
+		      "by a dead engine, %llu handed back by the other after, %llu reaps of a dead "
+		      "engine, %llu flushes of a dead output failed\n",
+		      (unsigned long long)total_st.deaths[PDD_IN],
+		      (unsigned long long)total_st.deaths[PDD_OUT],
+		      (unsigned long long)n_died_said[PDD_IN],
+		      (unsigned long long)n_died_said[PDD_OUT], (unsigned long long)n_died_other,
+		      (unsigned long long)total_st.abandoned, (unsigned long long)total_st.drained,
+		      (unsigned long long)total_st.dead_reaps,
+		      (unsigned long long)total_st.dead_flush_fails);
 	if (runs >= 1000) {	/* the schedules did reach every path they are for */
 		assert_true(n_coe_runs && n_resumed && n_eof && n_stopped && n_limit);
 		assert_true(n_err_runs[PDD_OP_READ] && n_err_runs[PDD_OP_WRITE] &&
 			    n_err_runs[PDD_OP_FLUSH]);
 		assert_true(total_st.busy && total_st.shorts && total_st.late &&
 			    total_st.timeouts && total_st.resumed_writes && total_st.saves_mid);
+		assert_true(n_died_said[PDD_IN] && n_died_said[PDD_OUT] && total_st.abandoned &&
+			    total_st.drained && total_st.dead_flush_fails);
 	}
 }
 
