@@ -70,6 +70,15 @@ void core_submit_io(struct core *c, uint64_t idx, enum pdd_op op)
 	size_t moved = rd ? s->got : s->put;
 	uint64_t off = (rd ? c->p->in_off : c->p->out_off) + s->rel + moved;
 
+	if (rd && c->drv.cancelled) {
+		/* a stop gave up on silent devices: it waits for what they
+		 * hold and nothing more, so no read starts, not even the rest
+		 * of one (a read around bad blocks could take a device minutes
+		 * a block); the transfer ends the copy as one given up does */
+		pdd_seq_stop_at(&c->seq, idx);
+		pdd_seq_drop(&c->seq, idx);
+		return;
+	}
 	rq->op = op;
 	rq->idx = idx;
 	rq->buf = s->buf + moved;
