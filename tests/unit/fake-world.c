@@ -87,6 +87,7 @@ int fk_begin(struct fk_world *w, uint64_t total, uint64_t nxf, const bool *earli
 	while (w->wp < total && w->written[w->wp])
 		w->wp++;
 	w->fail[0] = 0;
+	w->cancel = (struct fk_cancel){ .idx = UINT64_MAX, .rel = UINT64_MAX };
 	fk = w;
 	return 0;
 }
