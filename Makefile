@@ -124,7 +124,7 @@ build/asan/test-%: tests/unit/test-%.c $(LIB_SRCS:%.c=build/asan/%.o)
 # test-core runs the copy core against a fake engine, which lives in files
 # of its own: the rules above link test-%.c alone
 CORE_TEST_SRCS = tests/unit/test-core.c tests/unit/test-core-sched.c tests/unit/fake-engine.c \
-	tests/unit/fake-engine-check.c
+	tests/unit/fake-engine-check.c tests/unit/fake-world.c
 CORE_TEST_HDRS = tests/unit/test-core.h tests/unit/fake-engine.h
 
 build/test-core: $(CORE_TEST_SRCS) $(CORE_TEST_HDRS) $(LIB_SRCS:%.c=build/%.o)

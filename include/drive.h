@@ -52,6 +52,8 @@ struct pdd_drive {
 	int err;			/* the first such failure, -errno */
 	const char *dead_name[2];	/* a dead engine's name */
 	double last_done;		/* when a request last came back */
+	bool cancelled;			/* a stop on silent devices gave up what
+					 * they had not started (once only) */
 	const struct pdd_drive_ops *ops;
 	void *ctx;
 };

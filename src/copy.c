@@ -70,6 +70,15 @@ void core_submit_io(struct core *c, uint64_t idx, enum pdd_op op)
 	size_t moved = rd ? s->got : s->put;
 	uint64_t off = (rd ? c->p->in_off : c->p->out_off) + s->rel + moved;
 
+	if (rd && c->drv.cancelled) {
+		/* a stop gave up on silent devices: it waits for what they
+		 * hold and nothing more, so no read starts, not even the rest
+		 * of one (a read around bad blocks could take a device minutes
+		 * a block); the transfer ends the copy as one given up does */
+		pdd_seq_stop_at(&c->seq, idx);
+		pdd_seq_drop(&c->seq, idx);
+		return;
+	}
 	rq->op = op;
 	rq->idx = idx;
 	rq->buf = s->buf + moved;
@@ -158,6 +167,16 @@ static void retire(struct core *c, uint64_t idx)
 		retire_slot(c, c->retired++);
 }
 
+/* Transfer idx's write stops for good after put bytes of it: when
+ * everything below it is written, those count too (partial_done). */
+static void cut_write(struct core *c, uint64_t idx, size_t put)
+{
+	if (put && idx < c->part_idx) {
+		c->part_idx = idx;
+		c->part_put = put;
+	}
+}
+
 /* After the loop has drained: the lowest failed write moved some bytes
  * before it failed (a short write that ended at the device's end, or
  * at a bad block).  When everything below it is written, those bytes
@@ -212,10 +231,8 @@ static void cut_by_death(struct core *c)
 	uint64_t idx = pdd_seq_done(&c->seq);
 	struct slot *s = slot_of(c, idx);
 
-	if (idx < pdd_seq_to_write(&c->seq) && s->put && s->put < s->got && idx < c->part_idx) {
-		c->part_idx = idx;
-		c->part_put = s->put;
-	}
+	if (idx < pdd_seq_to_write(&c->seq) && s->put < s->got)
+		cut_write(c, idx, s->put);
 }
 
 /*
@@ -295,18 +312,19 @@ static void write_done(struct core *c, struct slot *s)
 {
 	uint64_t idx = s->rq.idx;
 
-	if (s->rq.res == -ECANCELED) {	/* a stop gave it up: it ends here */
+	if (s->rq.res == -ECANCELED) {
+		/* a stop gave it up: it ends here, and what the transfer
+		 * wrote before (the rest of a short write was given up) is
+		 * written, as after a write error */
 		pdd_seq_stop_at(&c->seq, idx);
+		cut_write(c, idx, s->put);
 		return;
 	}
 	if (s->rq.res <= 0) {
 		/* a write that moves nothing would move nothing again; the
 		 * device may have named the block that failed.  What this
 		 * transfer wrote before is written (partial_done). */
-		if (s->put && idx < c->part_idx) {
-			c->part_idx = idx;
-			c->part_put = s->put;
-		}
+		cut_write(c, idx, s->put);
 		core_fail(c, idx, PDD_OP_WRITE,
 			  s->rq.bad_off != UINT64_MAX ? s->rq.bad_off : s->rq.off, s->rq.len,
 			  s->rq.res ? (int)s->rq.res : -ENOSPC);

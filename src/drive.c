@@ -155,11 +155,11 @@ static void offer(struct pdd_drive *d, int k)
 	}
 }
 
-/* Take what side k's engine has finished, waiting up to timeout_ms. */
-static int reap(struct pdd_drive *d, int k, int timeout_ms)
+/* Take up to 64 requests side k's engine has finished into done[],
+ * waiting up to timeout_ms: how many, or -errno (the engine is dead). */
+static int take(struct pdd_drive *d, int k, struct pdd_req **done, int timeout_ms)
 {
 	struct pdd_engine *e = &d->eng[k];
-	struct pdd_req *done[64];
 	int n = e->ops->reap(e, done, 64, timeout_ms);
 
 	if (n < 0) {
@@ -172,6 +172,18 @@ static int reap(struct pdd_drive *d, int k, int timeout_ms)
 		return n;
 	d->held[k] -= (unsigned int)n;
 	d->last_done = pdd_now();
+	return n;
+}
+
+/* Take what side k's engine has finished, waiting up to timeout_ms, and
+ * hand it to the user. */
+static int reap(struct pdd_drive *d, int k, int timeout_ms)
+{
+	struct pdd_req *done[64];
+	int n = take(d, k, done, timeout_ms);
+
+	if (n <= 0)
+		return n;
 	if (!d->err)		/* after an engine died nothing more starts */
 		offer(d, k);
 	for (int i = 0; i < n; i++)
@@ -216,24 +228,32 @@ static unsigned int live(const struct pdd_drive *d)
 	return (d->dead[PDD_IN] ? 0 : d->held[PDD_IN]) + (d->dead[PDD_OUT] ? 0 : d->held[PDD_OUT]);
 }
 
+/* Hand the user what this loop took back without it (refused, given
+ * up, or taken back with them); not once an engine has died. */
+static bool hand_back(struct pdd_drive *d)
+{
+	struct pdd_req *rq = d->failed;
+
+	if (!rq || d->err)
+		return false;
+	d->failed = d->failed_tail = NULL;
+	while (rq) {
+		struct pdd_req *next = rq->next;
+
+		d->ops->done(d->ctx, rq);
+		rq = next;
+	}
+	return true;
+}
+
 /* Wait for something to come back (or the tick); errors are kept in
  * d->err. */
 static void wait_some(struct pdd_drive *d)
 {
 	int err = 0;
 
-	if (d->failed && !d->err) {
-		struct pdd_req *rq = d->failed;
-
-		d->failed = d->failed_tail = NULL;
-		while (rq) {
-			struct pdd_req *next = rq->next;
-
-			d->ops->done(d->ctx, rq);
-			rq = next;
-		}
+	if (hand_back(d))
 		return;
-	}
 	if (d->held[PDD_IN] && d->held[PDD_OUT] && !d->err) {
 		err = poll_both(d);
 	} else {
@@ -247,16 +267,26 @@ static void wait_some(struct pdd_drive *d)
 		d->err = err;	/* poll() itself failed */
 }
 
-/* A stop on a silent device: what was never started (kept by this loop
+/*
+ * A stop on a silent device: what was never started (kept by this loop
  * or queued in an engine) comes back cancelled, so that the stop waits
- * only for what a device holds.  Returns how many the engines hand back
- * (those kept here are not in live()). */
-static unsigned int cancel_waiting(struct pdd_drive *d)
+ * only for what a device holds.  The engines hand theirs back at their
+ * next reap, among whatever else has finished by then: it is all taken
+ * now, what was given up into d->failed, the rest into *back, for the
+ * caller to hand to the user in that order before its next turn.  So
+ * the user learns where the copy now ends before it acts on anything
+ * else (the rest of a short write above that end is not to start).
+ * Returns how many requests the devices still hold.
+ */
+static unsigned int cancel_waiting(struct pdd_drive *d, struct pdd_req **back)
 {
-	unsigned int n = 0;
+	struct pdd_req *done[64], *back_tail = NULL;
+	unsigned int held = live(d), given = 0;
 
+	d->cancelled = true;
 	for (int k = PDD_IN; k <= PDD_OUT; k++) {
 		struct pdd_engine *e = &d->eng[k];
+		unsigned int n;
 
 		while (d->wait[k]) {
 			struct pdd_req *rq = d->wait[k];
@@ -267,10 +297,25 @@ static unsigned int cancel_waiting(struct pdd_drive *d)
 		}
 		d->wait_tail[k] = NULL;
 		d->full[k] = false;
-		if (e->ops && e->ops->cancel && !d->dead[k])
-			n += e->ops->cancel(e);
+		if (!e->ops || !e->ops->cancel || d->dead[k])
+			continue;
+		n = e->ops->cancel(e);
+		given += n;
+		while (n) {
+			int got = take(d, k, done, 0);
+
+			for (int i = 0; i < got; i++) {
+				bool gone = done[i]->res == -ECANCELED && n;
+
+				n -= gone;
+				push(gone ? &d->failed : back, gone ? &d->failed_tail : &back_tail,
+				     done[i]);
+			}
+			if (got <= 0)
+				break;	/* an engine that broke its word, or died */
+		}
 	}
-	return n;
+	return held - given;
 }
 
 /*
@@ -282,7 +327,7 @@ static unsigned int cancel_waiting(struct pdd_drive *d)
  */
 int pdd_drive_run(struct pdd_drive *d)
 {
-	bool stopped = false, said = false;
+	bool stopped = false;
 
 	d->last_done = pdd_now();	/* idle from here on, not from setup */
 	for (;;) {
@@ -292,15 +337,25 @@ int pdd_drive_run(struct pdd_drive *d)
 		}
 		/* a stop that waits on a device answering nothing gives up
 		 * what has not started, and says so at once, and how to end
-		 * without waiting */
-		if ((stopped || d->err) && !said && live(d) &&
+		 * without waiting; what it gave up goes back to the user
+		 * before its next turn */
+		if ((stopped || d->err) && !d->cancelled && live(d) &&
 		    pdd_now() - d->last_done >= PDD_DRIVE_STALL_SECS) {
-			unsigned int n = live(d) - cancel_waiting(d);
+			double quiet = pdd_now() - d->last_done;
+			struct pdd_req *back = NULL;
+			unsigned int n = cancel_waiting(d, &back);
 
-			said = true;
 			pdd_info(0, "stopping: waiting for %u request%s in flight, nothing back for %.0f s;"
-				 " interrupt again to end at once",
-				 n, n == 1 ? "" : "s", pdd_now() - d->last_done);
+				 " interrupt again to end at once", n, n == 1 ? "" : "s", quiet);
+			/* what was given up (dropped, as what never started is,
+			 * once an engine died), then what came back with it */
+			hand_back(d);
+			while (back) {
+				struct pdd_req *next = back->next;
+
+				d->ops->done(d->ctx, back);
+				back = next;
+			}
 		}
 		if (pdd_report_now) {
 			pdd_report_now = 0;

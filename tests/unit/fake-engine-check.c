@@ -43,6 +43,10 @@ void fk_check_done_mark(struct fk_world *w)
 	if (w->r->done > w->wp)
 		fk_violation(w, "done mark %" PRIu64 " passes byte %" PRIu64
 			     " of the range, which is not written", w->r->done, w->wp);
+	if (w->r->done > w->cancel.rel)
+		fk_violation(w, "done mark %" PRIu64 " passes byte %" PRIu64 " of the range, "
+			     "where transfer %" PRIu64 " was given up", w->r->done, w->cancel.rel,
+			     w->cancel.idx);
 }
 
 void fk_check_map_durable(struct fk_world *w, const struct pdd_map *m,
@@ -61,6 +65,17 @@ void fk_check_map_durable(struct fk_world *w, const struct pdd_map *m,
 				     e->pos + e->size);
 			return;
 		}
+		/* at or above where the copy was given up, only what an
+		 * earlier run copied is finished */
+		for (uint64_t rel = e->pos - w->in_off > w->cancel.rel ? e->pos - w->in_off :
+				    w->cancel.rel; rel < e->pos + e->size - w->in_off; rel++)
+			if (w->written[rel] != FK_EARLIER) {
+				fk_violation(w, "%s: the map marks input byte %" PRIu64 " finished, "
+					     "past byte %" PRIu64 " of the range, where transfer %"
+					     PRIu64 " was given up", what, w->in_off + rel,
+					     w->cancel.rel, w->cancel.idx);
+				return;
+			}
 		if (memcmp(img + w->out_off + (e->pos - w->in_off), w->in + e->pos, e->size)) {
 			uint64_t j = 0;
 
@@ -149,10 +164,30 @@ bool fk_check_request(struct fk_world *w, const struct pdd_engine *e, bool outpu
 	return true;
 }
 
-/* Nothing starts after an engine died (drive.c): not on its side, whose
+/* After the driver gave up on silent devices, no write starts of the
+ * lowest transfer given up or above it: the copy ends there. */
+static void check_cut(struct fk_world *w)
+{
+	if (w->cancel.wrote && w->cancel.top >= w->cancel.idx)
+		fk_violation(w, "the write of transfer %" PRIu64 " started after the driver "
+			     "gave up on silent devices at call %" PRIu64 ", and gave up "
+			     "transfer %" PRIu64, w->cancel.top, w->cancel.call, w->cancel.idx);
+}
+
+/*
+ * Nothing starts after an engine died (drive.c): not on its side, whose
  * engine is gone, and not on the other, whose requests are only waited
  * for, so that the buffers can be freed once it holds nothing.  Every
- * call to submit() is a start, even one answered busy. */
+ * call to submit() is a start, even one answered busy.
+ *
+ * After the driver gave up on silent devices (a stop, and nothing back
+ * for a while), nothing starts before all the engines gave up is back
+ * (the core learns from it where the copy ends), and then only what
+ * copy.c still owes the data it has read: the writes of transfers read
+ * below the first one given up, or the rest of such a write cut short.
+ * No read starts, not even the rest of one cut short: the stop waits
+ * only for what the devices hold.
+ */
 void fk_check_started(struct fk_world *w, bool output, const struct pdd_req *rq)
 {
 	if (w->died)
@@ -161,6 +196,58 @@ void fk_check_started(struct fk_world *w, bool output, const struct pdd_req *rq)
 			     PRIu64, output ? "write" : "read", rq->idx, rq->off,
 			     output ? "output" : "input", w->calls,
 			     w->die_side == PDD_OUT ? "output" : "input", w->death.call);
+	if (!w->cancel.calls)
+		return;
+	if (w->cancel.back < w->cancel.engine)
+		fk_violation(w, "%s of transfer %" PRIu64 " started with %" PRIu64 " of the %u "
+			     "requests the engines gave up back", output ? "write" : "read",
+			     rq->idx, w->cancel.back, w->cancel.engine);
+	if (!output) {
+		fk_violation(w, "read of transfer %" PRIu64 " at %" PRIu64 " started at call %"
+			     PRIu64 ", after the driver gave up on silent devices at call %"
+			     PRIu64, rq->idx, rq->off, w->calls, w->cancel.call);
+		return;
+	}
+	w->st.after++;
+	if (!w->cancel.wrote || rq->idx > w->cancel.top)
+		w->cancel.top = rq->idx;
+	w->cancel.wrote = true;
+	check_cut(w);
+}
+
+/* rq was given up: the lowest transfer given up is where the copy ends,
+ * and the done mark may not pass where it starts (or, for the rest of a
+ * write cut short, where that rest starts: what the write did write
+ * counts, as after a write error). */
+void fk_note_cancelled(struct fk_world *w, const struct pdd_req *rq)
+{
+	bool wr = rq->op == PDD_OP_WRITE;
+	uint64_t rel = rq->off - (wr ? w->out_off : w->in_off);
+
+	if (!wr && rq->idx < w->nxf && w->xf[rq->idx].read)
+		rel = w->xf[rq->idx].start;
+	if (rq->idx < w->cancel.idx) {
+		w->cancel.idx = rq->idx;
+		w->cancel.rel = rel;
+	}
+	check_cut(w);
+	fk_check_done_mark(w);
+}
+
+/* rq is on its way back to the core.  One that comes back cancelled was
+ * given up by an engine's cancel(), or by the driver, which kept it
+ * while the engine was busy; only ever after cancel() was called. */
+void fk_check_back(struct fk_world *w, const struct pdd_req *rq)
+{
+	fk_check_done_mark(w);
+	if (rq->res != -ECANCELED)
+		return;
+	w->cancel.back++;
+	if (!w->cancel.calls)
+		fk_violation(w, "the %s of transfer %" PRIu64 " came back cancelled, and no "
+			     "engine was asked to cancel", rq->op == PDD_OP_WRITE ? "write" : "read",
+			     rq->idx);
+	fk_note_cancelled(w, rq);
 }
 
 /* The power-cut check, made before each flush: the map on disk (the

@@ -18,112 +18,34 @@
  * An engine that fails as a whole (die_side, die_at) returns -EIO from
  * that reap on and keeps what it holds: as a ring that broke, it never
  * says what became of those requests.
+ *
+ * Devices that fall silent after a stop (p_silent) hand nothing back,
+ * and each reap then moves the clock on a second, as a wait on them
+ * would, until the driver gives up (cancel()).  Some requests the fake
+ * takes wait in it, not yet on the device (p_queued): cancel() hands
+ * those back at the next reap, all of them, with -ECANCELED; the others
+ * come back as they finish.  The driver's own hooks into the copy are
+ * wrapped, so that the fake sees every request come back, those the
+ * driver kept and gave up too.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "fake-engine.h"
 
-struct fk_world *fk;
-long fk_clock_skew;
-
-/*
- * The copy saves its map every map_interval seconds, by pdd_now(), which
- * reads CLOCK_MONOTONIC; the shortest interval is a second.  This
- * definition takes the place of the C library's for the whole test
- * program, so that the fake can make a second pass in an instant
- * (fk_clock_skew) and the saves in the middle of a copy are tested
- * without sleeping.  The clock still only moves forward.
- */
-int clock_gettime(clockid_t id, struct timespec *ts)
-{
-	long r = syscall(SYS_clock_gettime, id, ts);
-
-	if (!r && id == CLOCK_MONOTONIC)
-		ts->tv_sec += fk_clock_skew;
-	return (int)r;
-}
-
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-void fk_seed(struct fk_rng *r, uint64_t seed)
-{
-	r->s = splitmix64(&seed);
-	if (!r->s)		/* xorshift never leaves 0 */
-		r->s = 1;
-}
-
-uint64_t fk_next(struct fk_rng *r)
-{
-	uint64_t x = r->s;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	r->s = x;
-	return x * 0x2545f4914f6cdd1dULL;
-}
-
-uint64_t fk_below(struct fk_rng *r, uint64_t n)
-{
-	return n ? fk_next(r) % n : 0;
-}
-
-bool fk_chance(struct fk_rng *r, unsigned int percent)
-{
-	return fk_below(r, 100) < percent;
-}
-
-int fk_begin(struct fk_world *w, uint64_t total, uint64_t nxf, const bool *earlier)
-{
-	w->written = calloc(total ? total : 1, 1);
-	w->xf = calloc(nxf ? nxf : 1, sizeof(*w->xf));
-	if (!w->written || !w->xf) {
-		fk_end(w);
-		return -ENOMEM;
-	}
-	w->nxf = nxf;
-	for (uint64_t i = 0; earlier && i < total; i++)
-		if (earlier[i])
-			w->written[i] = FK_EARLIER;
-	w->wp = 0;
-	while (w->wp < total && w->written[w->wp])
-		w->wp++;
-	w->fail[0] = 0;
-	fk = w;
-	return 0;
-}
-
-void fk_end(struct fk_world *w)
-{
-	free(w->written);
-	free(w->xf);
-	w->written = NULL;
-	w->xf = NULL;
-	fk = NULL;
-}
-
-/* --- the engine ------------------------------------------------------------ */
-
 struct fk_held {
 	struct pdd_req *rq;
 	unsigned int late;		/* reaps it stays; 0: due */
+	bool queued;			/* not yet on the device */
+	bool cancelled;			/* given up: back at the next reap */
 };
 
 struct fk_side {
@@ -133,11 +55,27 @@ struct fk_side {
 	bool rung;
 	struct fk_held *held;		/* e->depth of them */
 	unsigned int n;
+	bool cancelled;			/* cancel() was called */
 };
+
+/* The driver whose engine e is: the core starts its engines in place,
+ * in drv.eng[side]. */
+static struct pdd_drive *drive_of(struct pdd_engine *e, bool output)
+{
+	return (struct pdd_drive *)(void *)((char *)(e - output) - offsetof(struct pdd_drive, eng));
+}
+
+/* Every request on its way back to the core, through the driver. */
+static void fk_done(void *ctx, struct pdd_req *rq)
+{
+	fk_check_back(fk, rq);
+	fk->core_ops->done(ctx, rq);
+}
 
 static int fk_init(struct pdd_engine *e)
 {
 	struct fk_side *sd;
+	struct pdd_drive *d;
 
 	if (!fk || (e->dev != fk->in_dev && e->dev != fk->out_dev))
 		return -EINVAL;
@@ -146,6 +84,13 @@ static int fk_init(struct pdd_engine *e)
 		return -ENOMEM;
 	sd->w = fk;
 	sd->output = e->dev == fk->out_dev;
+	d = drive_of(e, sd->output);
+	if (d->ops != &fk->drive_ops) {	/* the first side started */
+		fk->core_ops = d->ops;
+		fk->drive_ops = *d->ops;
+		fk->drive_ops.done = fk_done;
+		d->ops = &fk->drive_ops;
+	}
 	sd->held = calloc(e->depth, sizeof(*sd->held));
 	sd->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (!sd->held || sd->efd < 0) {
@@ -192,10 +137,9 @@ static bool any_due(const struct fk_side *sd)
 	return false;
 }
 
-/* The eventfd is readable exactly while a request is due. */
-static void set_ready(struct fk_side *sd)
+/* The eventfd is readable exactly while due. */
+static void set_rung(struct fk_side *sd, bool due)
 {
-	bool due = any_due(sd);
 	uint64_t v = 1;
 
 	if (due && !sd->rung && write(sd->efd, &v, sizeof(v)) != sizeof(v))
@@ -203,6 +147,22 @@ static void set_ready(struct fk_side *sd)
 	if (!due && sd->rung && read(sd->efd, &v, sizeof(v)) != sizeof(v))
 		fk_violation(sd->w, "eventfd read: %s", strerror(errno));
 	sd->rung = due;
+}
+
+/* The eventfd is readable exactly while a request is due. */
+static void set_ready(struct fk_side *sd)
+{
+	set_rung(sd, any_due(sd));
+}
+
+/* From the stop on, the devices may fall silent: and they stay silent
+ * until the driver gives up on them. */
+static bool silent(struct fk_world *w)
+{
+	if (!w->silent && w->p_silent && !w->cancel.calls && w->stop_at &&
+	    w->reaps >= w->stop_at && fk_chance(&w->rng, w->p_silent))
+		w->silent = true;
+	return w->silent;
 }
 
 static int fk_submit(struct pdd_engine *e, struct pdd_req *rq)
@@ -215,6 +175,11 @@ static int fk_submit(struct pdd_engine *e, struct pdd_req *rq)
 	fk_check_started(w, sd->output, rq);
 	if (!fk_check_request(w, e, sd->output, rq))
 		return -EINVAL;
+	/* a transfer's first read starts where it does */
+	if (!sd->output && rq->idx < w->nxf && !w->xf[rq->idx].read) {
+		w->xf[rq->idx].read = true;
+		w->xf[rq->idx].start = rq->off - w->in_off;
+	}
 	/* busy when full, and at random; never with nothing held, which
 	 * the driver takes as an engine that will never have room */
 	if (sd->n == e->depth || (sd->n && fk_chance(&w->rng, w->p_busy))) {
@@ -229,6 +194,8 @@ static int fk_submit(struct pdd_engine *e, struct pdd_req *rq)
 		sd->held[sd->n].late = 1 + (unsigned int)fk_below(&w->rng, w->max_late);
 		w->st.late++;
 	}
+	sd->held[sd->n].queued = w->p_queued && fk_chance(&w->rng, w->p_queued);
+	sd->held[sd->n].cancelled = false;
 	sd->n++;
 	w->held[sd->output]++;
 	set_ready(sd);
@@ -336,7 +303,7 @@ static int fk_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int max
 {
 	struct fk_side *sd = e->priv;
 	struct fk_world *w = sd->w;
-	unsigned int due[PDD_MAX_QD], ndue = 0, want, k = 0;
+	unsigned int due[PDD_MAX_QD], ndue = 0, nc = 0, want, k = 0;
 
 	fk_check_done_mark(w);
 	w->reaps++;
@@ -357,6 +324,11 @@ static int fk_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int max
 		w->st.deaths[w->die_side]++;
 		return -EIO;
 	}
+	if (silent(w)) {
+		w->st.silent_reaps++;
+		fk_clock_skew++;	/* a second spent waiting for nothing */
+		return 0;
+	}
 	if (sd->n && !any_due(sd)) {
 		/* nothing due: late requests age.  Asked to wait, time passes
 		 * until one is done, but now and then the wait times out */
@@ -369,11 +341,21 @@ static int fk_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int max
 		}
 		sd->held[fk_below(&w->rng, sd->n)].late = 0;
 	}
-	/* a random nonempty subset of the due ones, in random order */
+	/* a random nonempty subset of the due ones, in random order, with
+	 * every one cancelled among them */
 	for (unsigned int i = 0; i < sd->n; i++)
-		if (!sd->held[i].late)
+		if (sd->held[i].cancelled)
 			due[ndue++] = i;
-	want = 1 + (unsigned int)fk_below(&w->rng, ndue);
+	nc = ndue;
+	for (unsigned int i = 0; i < sd->n; i++)
+		if (!sd->held[i].late && !sd->held[i].cancelled)
+			due[ndue++] = i;
+	want = nc ? nc + (unsigned int)fk_below(&w->rng, ndue - nc + 1) :
+		    1 + (unsigned int)fk_below(&w->rng, ndue);
+	for (; k < nc && k < max; k++) {
+		done[k] = sd->held[due[k]].rq;
+		sd->held[due[k]].rq = NULL;
+	}
 	while (k < want && k < max) {
 		unsigned int j = k + (unsigned int)fk_below(&w->rng, ndue - k), t = due[j];
 
@@ -385,10 +367,22 @@ static int fk_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int max
 	if (w->died)
 		w->st.drained += k;
 	for (unsigned int i = 0; i < k; i++) {
-		if (sd->output)
+		if (i < nc) {		/* given up: no I/O */
+			done[i]->res = -ECANCELED;
+			if (sd->output)
+				w->xf[done[i]->idx].busy = false;
+		} else if (sd->output) {
 			do_write(w, done[i]);
-		else
+		} else {
 			do_read(w, done[i]);
+		}
+	}
+	for (unsigned int i = k; nc && i > 1; i--) {	/* the cancelled not first */
+		unsigned int j = (unsigned int)fk_below(&w->rng, i);
+		struct pdd_req *t = done[i - 1];
+
+		done[i - 1] = done[j];
+		done[j] = t;
 	}
 	/* those handed back leave the array; the others age */
 	for (unsigned int i = 0; i < sd->n; i++)
@@ -412,9 +406,15 @@ static unsigned int fk_pollfd(struct pdd_engine *e, struct pollfd *pfd, unsigned
 	fk_check_done_mark(sd->w);
 	if (!max)
 		return 0;
-	if (sd->n && !any_due(sd))
-		sd->held[fk_below(&sd->w->rng, sd->n)].late = 0;
-	set_ready(sd);
+	if (sd->w->silent) {
+		/* readable all the same, so that poll() does not sleep: the
+		 * reaps after it find nothing, and the clock moves on */
+		set_rung(sd, sd->n);
+	} else {
+		if (sd->n && !any_due(sd))
+			sd->held[fk_below(&sd->w->rng, sd->n)].late = 0;
+		set_ready(sd);
+	}
 	if (poll(&self, 1, 0) != (sd->n ? 1 : 0))
 		fk_violation(sd->w, "the fake's eventfd is %sreadable with %u requests held",
 			     sd->n ? "not " : "", sd->n);
@@ -457,6 +457,50 @@ static int fk_flush(struct pdd_engine *e)
 	return 0;
 }
 
+/*
+ * The driver gives up on silent devices: what the engine took and has
+ * not yet given the device comes back cancelled at the next reap, all
+ * of it; what the device has comes back as it finishes, some of it late.
+ * The devices answer again from here on.
+ */
+static unsigned int fk_cancel(struct pdd_engine *e)
+{
+	struct fk_side *sd = e->priv;
+	struct fk_world *w = sd->w;
+	unsigned int n = 0;
+
+	fk_check_done_mark(w);
+	w->calls++;
+	if (!w->cancel.calls++) {
+		w->cancel.call = w->calls;
+		w->st.stalls++;
+	}
+	if (sd->cancelled || dead(sd) || !((w->stop_at && w->reaps >= w->stop_at) || w->died))
+		fk_violation(w, "cancel() of the %s engine %s", sd->output ? "output" : "input",
+			     sd->cancelled ? "again" : dead(sd) ? "after it died" :
+			     "with no stop and no engine dead");
+	sd->cancelled = true;
+	for (unsigned int i = 0; i < sd->n; i++) {
+		struct fk_held *h = &sd->held[i];
+
+		if (h->queued) {
+			h->cancelled = true;
+			h->late = 0;
+			fk_note_cancelled(w, h->rq);
+			n++;
+		} else if (w->max_late) {
+			h->late = (unsigned int)fk_below(&w->rng, w->max_late + 1);
+		}
+	}
+	w->cancel.on_device += sd->n - n;
+	w->cancel.engine += n;
+	w->st.on_device += sd->n - n;
+	w->st.cancelled[0] += n;
+	w->silent = false;
+	set_ready(sd);
+	return n;
+}
+
 const struct pdd_engine_ops fk_ops = {
 	.name = "fake",
 	.threaded = false,
@@ -467,6 +511,7 @@ const struct pdd_engine_ops fk_ops = {
 	.submit = fk_submit,
 	.reap = fk_reap,
 	.pollfd = fk_pollfd,
+	.cancel = fk_cancel,
 	.flush = fk_flush,
 	.exit = fk_exit,
 };

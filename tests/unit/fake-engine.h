@@ -6,14 +6,17 @@
  * output image, and misbehaves as a seeded PRNG tells it: completions
  * in random order and late, short reads and writes, busy answers,
  * unreadable blocks, a write that fails, a flush that fails, an engine
- * that fails as a whole.  As it runs it checks what only it can see
- * (fake-engine-check.c): that writes start in ascending order, that the
- * done mark never passes a byte not yet written, that a flush finds
- * nothing in flight and everything the map calls finished already
- * durable, that nothing starts after an engine died and the other one
- * is left holding nothing.  The first violation is kept as a message,
- * not asserted on the spot: a longjmp out of the middle of pdd_copy()
- * would leave the core's memory behind and hide the seed.
+ * that fails as a whole, devices that fall silent after a stop until the
+ * driver gives up what they have not started.  As it runs it checks what
+ * only it can see (fake-engine-check.c): that writes start in ascending
+ * order, that the done mark never passes a byte not yet written, that a
+ * flush finds nothing in flight and everything the map calls finished
+ * already durable, that nothing starts after an engine died and the
+ * other one is left holding nothing, and that after the driver gave up
+ * on silent devices only writes of transfers below the first one given
+ * up start.  The first violation is kept as a message, not asserted on
+ * the spot: a longjmp out of the middle of pdd_copy() would leave the
+ * core's memory behind and hide the seed.
  */
 #ifndef PDD_TEST_FAKE_ENGINE_H
 #define PDD_TEST_FAKE_ENGINE_H
@@ -46,6 +49,9 @@ struct fk_xfer {
 	bool busy;			/* a write of it is in flight */
 	uint64_t next;			/* where its next write must start */
 	uint64_t end;			/* where its writes end */
+	bool read;			/* a read of it was handed to the fake */
+	uint64_t start;			/* where the first one started, rel: the
+					 * transfer's start */
 };
 
 /* Everything one copy runs against.  The test fills the first part,
@@ -95,6 +101,14 @@ struct fk_world {
 	bool dead_flush_ok;		/* a flush of a dead output succeeds, as
 					 * an fsync of its descriptor would;
 					 * else it fails with EIO */
+	/* a stop on devices that answer nothing (drive.c then gives up what
+	 * no device has started): from the stop on, a reap may find the
+	 * devices silent, and then nothing comes back and each reap moves
+	 * the clock on a second, until the driver calls cancel() */
+	unsigned int p_silent;		/* per reap from stop_at on */
+	unsigned int p_queued;		/* a request taken waits in the engine,
+					 * not yet on the device: cancel() hands
+					 * it back */
 
 	/* kept by the fake */
 	unsigned char *written;		/* FK_* per byte of the range */
@@ -117,6 +131,30 @@ struct fk_world {
 		uint64_t call;
 		int err;
 	} death;
+	bool silent;			/* the devices answer nothing */
+	/* the driver's cancel: the one stall a copy can have, which calls
+	 * cancel() once on each live engine */
+	struct fk_cancel {
+		unsigned int calls;	/* cancel() calls */
+		uint64_t call;		/* the call into the fake of the first */
+		unsigned int on_device;	/* what the engines held then and had
+					 * started on the device: what the stall
+					 * message must count */
+		unsigned int engine;	/* what they hand back cancelled */
+		uint64_t back;		/* cancelled requests back at the core,
+					 * the driver's own too */
+		uint64_t idx;		/* the lowest transfer given up, or
+					 * UINT64_MAX */
+		uint64_t rel;		/* the done mark stays at or below this:
+					 * its start, or for the rest of a short
+					 * write, where the rest starts */
+		bool wrote;		/* a write started after the cancel */
+		uint64_t top;		/* of the highest transfer */
+	} cancel;
+	/* the copy's hooks into the driver's loop, and the fake's copy of
+	 * them, which sees every request come back (fk_check_back) */
+	const struct pdd_drive_ops *core_ops;
+	struct pdd_drive_ops drive_ops;
 	uint64_t log[16];		/* output offsets of the last writes
 					 * started, for the failure message */
 	uint64_t nlog;
@@ -130,6 +168,11 @@ struct fk_world {
 					 * after the other died */
 		uint64_t dead_reaps;	/* reaps of a dead engine, after */
 		uint64_t dead_flush_fails;
+		uint64_t silent_reaps;	/* reaps while the devices were silent */
+		uint64_t stalls;	/* copies whose driver gave up */
+		uint64_t on_device;	/* requests the engines held then */
+		uint64_t cancelled[2];	/* by the engines, by the driver */
+		uint64_t after;		/* writes started after a cancel */
 	} st;
 	/* the first violation seen, empty while none */
 	char fail[768];
@@ -158,6 +201,8 @@ bool fk_check_request(struct fk_world *w, const struct pdd_engine *e, bool outpu
 		      const struct pdd_req *rq);
 void fk_check_write_order(struct fk_world *w, const struct pdd_req *rq);
 void fk_check_started(struct fk_world *w, bool output, const struct pdd_req *rq);
+void fk_note_cancelled(struct fk_world *w, const struct pdd_req *rq);
+void fk_check_back(struct fk_world *w, const struct pdd_req *rq);
 void fk_check_maps_durable(struct fk_world *w);
 /* Everything the map m marks finished (+) equals the input in img, the
  * durable or the live output; a violation names what */

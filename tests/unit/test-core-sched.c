@@ -3,7 +3,8 @@
  * test-core's schedules: from a seed, the two sides and the operands
  * (made into a plan by pdd_plan_make(), then given the fake engine), the
  * images, the unreadable blocks, the failing write, an earlier run's
- * map, how the fake misbehaves, and which engine fails as a whole.
+ * map, how the fake misbehaves, which engine fails as a whole, and a
+ * stop on devices that fall silent.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -199,6 +200,36 @@ static void draw_death(struct sched *s, unsigned long long seed)
 	w->dead_flush_ok = fk_chance(&g, 50);
 }
 
+/*
+ * One schedule in seven: a SIGINT at one of the first reaps, after which
+ * the devices may fall silent until the driver gives up what they have
+ * not started (the fake holds back some of what it takes: p_queued).
+ * Such a copy is to end stopped and with no error, so it has no fault
+ * that would stop it of its own: no write or flush that fails, no
+ * coe_limit=, unreadable blocks only with coe=1, and no engine dies.
+ * Drawn from a generator of its own, as the deaths are, so that the
+ * other schedules are those they were.
+ */
+static void draw_cancel(struct sched *s, unsigned long long seed)
+{
+	struct fk_world *w = &s->w;
+	struct fk_rng g;
+
+	fk_seed(&g, seed ^ 0x5ca1ab1e0ddba11ULL);
+	if (!fk_chance(&g, 15))
+		return;
+	s->cancel = true;
+	w->stop_at = 1 + fk_below(&g, 10);
+	w->p_silent = (unsigned int)pick(&g, (const uint64_t[]){ 20, 50, 100 }, 3);
+	w->p_queued = (unsigned int)pick(&g, (const uint64_t[]){ 0, 30, 70, 100 }, 4);
+	w->die_side = -1;
+	w->bad_write = UINT64_MAX;
+	w->fail_flush = 0;
+	s->o.coe_limit = 0;
+	if (!s->o.coe)
+		s->nbad = w->nbad = 0;
+}
+
 int sched_setup(struct sched *s, unsigned long long seed)
 {
 	struct fk_world *w = &s->w;
@@ -273,6 +304,7 @@ int sched_setup(struct sched *s, unsigned long long seed)
 	/* coe_limit=: now and then, at most one more than there are */
 	if (s->o.coe && s->nbad && fk_chance(&w->rng, 25))
 		s->o.coe_limit = 1 + fk_below(&w->rng, s->nbad + 1);
+	draw_cancel(s, seed);
 	memcpy(w->durable, w->out, w->out_size);
 	for (uint64_t rel = 0; rel < data_rel; rel++) {
 		bool zero = s->o.coe && !s->earlier[rel] && sched_in_bad(s, s->p.in_off + rel);

@@ -8,15 +8,18 @@
  * busy answers), unreadable blocks with coe=1 or without, a write that
  * fails, map= fresh or resumed with saves in the middle of the copy, a
  * flush that fails, sync=1, a SIGINT at a random moment, the engine of
- * one side failing as a whole.  The plan is made by pdd_plan_make() for
- * the threads engine, then both sides are given the fake.
+ * one side failing as a whole, a SIGINT after which the devices fall
+ * silent until the driver gives up what they have not started.  The
+ * plan is made by pdd_plan_make() for the threads engine, then both
+ * sides are given the fake.
  *
  * The fake checks as the copy runs (see fake-engine.h); after it this
  * file checks the outcome: what stopped the copy and why, the done mark
  * against the bytes written, the output against the input (zeros in
  * exactly the unreadable blocks with coe=1), the counts of bad blocks,
- * the saved map against what survived the last flush, and after an
- * engine died, the error and the message that name it.
+ * the saved map against what survived the last flush, after an engine
+ * died, the error and the message that name it, and after the driver
+ * gave up on silent devices, the message that says what it waits for.
  *
  * Schedule i has seed i, from 1.  PDD_CORE_SEED=N runs schedule N
  * alone, described and with pdd's messages on stderr; PDD_CORE_RUNS=N
@@ -50,11 +53,9 @@ char map_path[300];
 static char map_bak[310], map_new[310];	/* what a save leaves beside it */
 static struct fk_stats total_st;
 static uint64_t n_coe_runs, n_err_runs[PDD_OP_CLOSE + 1], n_resumed, n_eof, n_stopped, n_limit;
-static uint64_t n_died_said[2], n_died_other;
+static uint64_t n_died_said[2], n_died_other, n_cancel_sched, n_said_wait;
 static const char *const op_name[] = { "none", "read", "write", "flush", "map", "close" };
-/* where pdd's messages go: nowhere, or (one seed) stderr; a schedule
- * where an engine is to die has them in msgs */
-static FILE *quiet;
+/* pdd's messages, caught in msgs; with one seed run, shown after */
 static char *msgs;
 static size_t msgs_len;
 
@@ -205,6 +206,50 @@ static void check_death(struct sched *s)
 	      PRIu64 " of its own instead:\n%s", side, op_name[r->err_op], r->err_off, msgs);
 }
 
+/*
+ * The driver gives up on silent devices at most once, and says so then,
+ * once: "stopping: waiting for N requests in flight, nothing back for S
+ * s; interrupt again to end at once", N what the engines held on the
+ * device, S a second at least.  A schedule drawn for it (no fault of its
+ * own) ends stopped and with no error.  The done mark stays at or below
+ * the first transfer given up: the fake checks that all along, and what
+ * starts after (fake-engine-check.c).
+ */
+static void check_cancel(struct sched *s)
+{
+	const struct fk_world *w = &s->w;
+	const char *head = "pdd: stopping: waiting for ", *at = strstr(msgs, head);
+	const char *tail = " s; interrupt again to end at once\n";
+	unsigned int n = w->cancel.on_device;
+	char want[128];
+	char *end = NULL;
+	double secs = 0;
+
+	if (!w->cancel.calls) {
+		CHECK(!at, "the driver gave up on nothing, and pdd says:\n%s", msgs);
+		return;
+	}
+	snprintf(want, sizeof(want), "%s%u request%s in flight, nothing back for ", head, n,
+		 n == 1 ? "" : "s");
+	CHECK(at && (at == msgs || at[-1] == '\n') && !strstr(at + 1, head),
+	      "the driver gave up on silent devices, and pdd does not say \"%s\" once, but:\n%s",
+	      head, msgs);
+	CHECK(!strncmp(at, want, strlen(want)), "the engines held %u requests on the device, "
+	      "and pdd says:\n%s", n, msgs);
+	secs = strtod(at + strlen(want), &end);
+	CHECK(secs >= 1 && !strncmp(end, tail, strlen(tail)),
+	      "pdd says it waited less than a second, or not how to end at once:\n%s", msgs);
+	CHECK(w->cancel.back >= w->cancel.engine, "the engines gave up %u requests, %" PRIu64
+	      " came back cancelled", w->cancel.engine, w->cancel.back);
+	CHECK(s->r.done <= w->cancel.rel, "the done mark %" PRIu64 " passes byte %" PRIu64
+	      ", where transfer %" PRIu64 " was given up", s->r.done, w->cancel.rel,
+	      w->cancel.idx);
+	if (s->cancel)
+		CHECK(s->r.signal == SIGINT && !s->r.err, "a copy stopped on silent devices "
+		      "ends with signal %d and %s", s->r.signal, pdd_strerror(s->r.err));
+	n_said_wait++;
+}
+
 /* The map saved last: finished only where the last flush made the
  * output hold the input, bad only on unreadable blocks (or where the
  * earlier run had them), and after a copy that finished, finished
@@ -270,6 +315,7 @@ static void check_outcome(struct sched *s, int err)
 	      " written below the done mark", r->out_bytes, mine);
 	check_stop(s, stopped, flush_failed);
 	check_death(s);
+	check_cancel(s);
 
 	/* coe=1: each zero-filled block below the done mark, in order */
 	for (size_t i = 0; s->o.coe && i < s->nbad; i++) {
@@ -317,6 +363,13 @@ static void check_outcome(struct sched *s, int err)
 	total_st.drained += w->st.drained;
 	total_st.dead_reaps += w->st.dead_reaps;
 	total_st.dead_flush_fails += w->st.dead_flush_fails;
+	total_st.silent_reaps += w->st.silent_reaps;
+	total_st.stalls += w->st.stalls;
+	total_st.on_device += w->st.on_device;
+	total_st.cancelled[0] += w->st.cancelled[0];
+	total_st.cancelled[1] += w->cancel.back - w->st.cancelled[0];
+	total_st.after += w->st.after;
+	n_cancel_sched += s->cancel;
 }
 
 /* A copy that never ends would hang make unit without a word: the
@@ -377,6 +430,10 @@ static void describe(const struct sched *s)
 			"a dead output %s\n", w->die_side == PDD_OUT ? "output" : "input",
 			w->die_at, w->die_busy ? " or the first after it with the other busy" : "",
 			w->dead_flush_ok ? "succeeds" : "fails");
+	if (w->p_silent)
+		fprintf(stderr, "fake: from the stop on, the devices fall silent at a reap %u%% of "
+			"the time; %u%% of the requests taken wait, not on the device\n",
+			w->p_silent, w->p_queued);
 	if (s->resume) {
 		fprintf(stderr, "earlier map:");
 		for (size_t i = 0; i < s->map.n; i++)
@@ -402,21 +459,17 @@ static void run_one(unsigned long long seed)
 				"\nseed=%llu: the copy did not end within %d s\n", seed,
 				WATCHDOG_SECS);
 	msgs = NULL;
-	if (s.w.die_side >= 0) {
-		pdd_msg_stream = open_memstream(&msgs, &msgs_len);
-		if (!pdd_msg_stream)
-			fail_msg("seed=%llu: cannot catch pdd's messages", seed);
-	}
+	pdd_msg_stream = open_memstream(&msgs, &msgs_len);
+	if (!pdd_msg_stream)
+		fail_msg("seed=%llu: cannot catch pdd's messages", seed);
 	alarm(WATCHDOG_SECS);
 	err = pdd_copy(&s.p, &s.in, &s.out, &s.o, s.o.map ? &s.map : NULL, &s.r);
 	alarm(0);
 	pdd_stop_signal = 0;
-	if (s.w.die_side >= 0) {
-		fclose(pdd_msg_stream);
-		pdd_msg_stream = quiet;
-		if (verbose)
-			fputs(msgs, stderr);
-	}
+	fclose(pdd_msg_stream);
+	pdd_msg_stream = NULL;
+	if (verbose)
+		fputs(msgs, stderr);
 	check_outcome(&s, err);
 	sched_teardown(&s);
 	free(msgs);
@@ -444,17 +497,8 @@ static void test_core_schedules(void **state)
 		runs = runs_s ? runs : 1;
 	}
 	verbose = runs == 1;
-	if (!verbose) {
-		/* coe=1 alone says a line per block: keep the run quiet */
-		quiet = fopen("/dev/null", "w");
-		pdd_msg_stream = quiet;
-	}
 	for (unsigned long long i = 0; i < runs; i++)
 		run_one(first + i);
-	pdd_msg_stream = NULL;
-	if (quiet)
-		fclose(quiet);
-	quiet = NULL;
 	print_message("%llu schedules in %.2f s: %llu with coe and bad blocks, %llu resumed maps, "
 		      "%llu inputs ending early, %llu stopped by SIGINT; errors: %llu read "
 		      "(%llu at coe_limit), %llu write, %llu flush\n", runs, raw_now() - t0,
@@ -484,6 +528,14 @@ static void test_core_schedules(void **state)
 		      (unsigned long long)total_st.abandoned, (unsigned long long)total_st.drained,
 		      (unsigned long long)total_st.dead_reaps,
 		      (unsigned long long)total_st.dead_flush_fails);
+	print_message("stops on silent devices: %llu schedules, %llu silent reaps; the driver "
+		      "gave up %llu times and said so %llu times, with %llu requests on the "
+		      "devices; %llu given up by the engines, %llu by the driver; %llu writes "
+		      "started after\n", (unsigned long long)n_cancel_sched,
+		      (unsigned long long)total_st.silent_reaps, (unsigned long long)total_st.stalls,
+		      (unsigned long long)n_said_wait, (unsigned long long)total_st.on_device,
+		      (unsigned long long)total_st.cancelled[0],
+		      (unsigned long long)total_st.cancelled[1], (unsigned long long)total_st.after);
 	if (runs >= 1000) {	/* the schedules did reach every path they are for */
 		assert_true(n_coe_runs && n_resumed && n_eof && n_stopped && n_limit);
 		assert_true(n_err_runs[PDD_OP_READ] && n_err_runs[PDD_OP_WRITE] &&
@@ -492,6 +544,8 @@ static void test_core_schedules(void **state)
 			    total_st.timeouts && total_st.resumed_writes && total_st.saves_mid);
 		assert_true(n_died_said[PDD_IN] && n_died_said[PDD_OUT] && total_st.abandoned &&
 			    total_st.drained && total_st.dead_flush_fails);
+		assert_true(total_st.stalls && total_st.on_device && total_st.cancelled[0] &&
+			    total_st.cancelled[1] && total_st.after);
 	}
 }
 

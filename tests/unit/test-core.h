@@ -23,6 +23,7 @@ struct sched {
 	struct pdd_plan p;
 	bool eof_early;			/* the input ends inside the range */
 	bool resume;			/* an earlier run's map is given */
+	bool cancel;			/* a stop on devices that fall silent */
 	uint64_t bad[MAX_BAD];
 	size_t nbad;
 	bool *earlier;			/* per rel byte: the earlier run copied it */
