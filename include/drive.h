@@ -51,6 +51,7 @@ struct pdd_drive {
 	bool dead[2];			/* the engine failed as a whole */
 	int err;			/* the first such failure, -errno */
 	const char *dead_name[2];	/* a dead engine's name */
+	int err_side;			/* whose death err is (PDD_IN, PDD_OUT) */
 	double last_done;		/* when a request last came back */
 	bool cancelled;			/* a stop on silent devices gave up what
 					 * they had not started (once only) */
@@ -65,7 +66,8 @@ int pdd_drive_submit(struct pdd_drive *d, int k, struct pdd_req *rq);
 int pdd_drive_run(struct pdd_drive *d);
 int pdd_drive_flush(struct pdd_drive *d, int k, struct pdd_dev *dev);
 void pdd_drive_say_failed(const struct pdd_drive *d, const char *what, const char *why);
-void pdd_drive_end(struct pdd_drive *d);
+bool pdd_drive_end(struct pdd_drive *d);
+void pdd_drive_keep(void *bufs);
 void pdd_drive_describe(const struct pdd_drive *d, const char *what, unsigned int depth,
 			size_t xfer);
 

@@ -147,7 +147,8 @@ END {
 	for (k in n) { ms[k] = med(m, k, n[k]); cs[k] = med(c, k, n[k]) }
 	for (k in n) { split(k, f, ","); base = ms[f[1] ",sgp_dd," f[3] "," f[4]]
 		printf "%s,%.1f,%.2f,%.2f\n", k, ms[k], cs[k], base ? ms[k] / base : 0 }
-}' "$OUT/runs.csv" | sort -t, -k1,1 -k3,3n -k4,4n -k2,2 >"$OUT/summary.csv"
+}' "$OUT/runs.csv" | { IFS= read -r head; echo "$head"; sort -t, -k1,1 -k3,3n -k4,4n -k2,2; } \
+	>"$OUT/summary.csv"
 
 {
 	echo "sg devices through the double, $COPY_MIB MiB per copy, $RUNS rounds, medians"

@@ -69,7 +69,10 @@ static int zero_fill(struct core *c, struct slot *s)
 	if (!b)
 		return -ENOMEM;
 	s->bad = b;
-	s->bad[s->nbad++] = in_start(c, s) + s->got;
+	/* the block, from its start: a short read may have ended inside
+	 * it, and the bytes before are written as read, but the block is
+	 * what is unreadable (reported, marked bad, counted) */
+	s->bad[s->nbad++] = in_start(c, s) + s->got - s->got % coe_unit(c);
 	memset(s->buf + s->got, 0, block_end(c, s) - s->got);
 	s->got = block_end(c, s);
 	s->known_bad = UINT64_MAX;
@@ -140,8 +143,10 @@ void core_read_more(struct core *c, struct slot *s)
 		if (!c->o->coe) {
 			/* a block the map has finished keeps its mark: the
 			 * output holds its data from an earlier run */
-			if (c->map && !pdd_map_bytes(c->map, bad, bad + coe_unit(c), PDD_MAP_DONE) &&
-			    pdd_map_set(c->map, bad, coe_unit(c), PDD_MAP_BAD))
+			size_t n = block_end(c, s) - s->got;	/* to the block's end */
+
+			if (c->map && !pdd_map_bytes(c->map, bad, bad + n, PDD_MAP_DONE) &&
+			    pdd_map_set(c->map, bad, n, PDD_MAP_BAD))
 				core_fail(c, s->rq.idx, PDD_OP_MAP, 0, 0, -ENOMEM);
 			stop_inside(c, s, bad, s->bad_err);
 			return;

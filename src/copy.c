@@ -482,7 +482,11 @@ static int setup(struct core *c)
 
 static void teardown(struct core *c)
 {
-	pdd_drive_end(&c->drv);
+	/* buffers a dead engine may still fill are kept to the exit */
+	if (pdd_drive_end(&c->drv)) {
+		pdd_drive_keep(c->bufs);
+		c->bufs = NULL;
+	}
 	if (c->bufs)
 		for (unsigned int i = 0; i < c->p->depth; i++)
 			free(c->bufs[i]);

@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "drive.h"
@@ -52,7 +53,7 @@ int pdd_drive_start(struct pdd_drive *d, const struct pdd_plan *p,
 	bool both = p->ops[PDD_IN] && p->ops[PDD_OUT] && p->ops[PDD_IN]->threaded &&
 		    p->ops[PDD_OUT]->threaded;
 	unsigned int threads[2] = { both ? (p->threads + 1) / 2 : p->threads,
-				    both && p->threads > 1 ? p->threads / 2 : p->threads };
+				    both ? p->threads / 2 : p->threads };	/* plan: 2 at least */
 
 	for (int k = PDD_IN; k <= PDD_OUT && !err; k++) {
 		if (!p->ops[k])
@@ -165,8 +166,10 @@ static int take(struct pdd_drive *d, int k, struct pdd_req **done, int timeout_m
 	if (n < 0) {
 		d->dead[k] = true;
 		d->dead_name[k] = e->ops->name;	/* for the message, after the end */
-		if (!d->err)
+		if (!d->err) {
 			d->err = n;
+			d->err_side = k;
+		}
 	}
 	if (n <= 0)
 		return n;
@@ -263,8 +266,10 @@ static void wait_some(struct pdd_drive *d)
 				break;
 			}
 	}
-	if (err < 0 && !d->err)
-		d->err = err;	/* poll() itself failed */
+	if (err < 0 && !d->err) {
+		d->err = err;
+		d->err_side = -1;	/* poll() itself failed */
+	}
 }
 
 /*
@@ -345,8 +350,11 @@ int pdd_drive_run(struct pdd_drive *d)
 			struct pdd_req *back = NULL;
 			unsigned int n = cancel_waiting(d, &back);
 
-			pdd_info(0, "stopping: waiting for %u request%s in flight, nothing back for %.0f s;"
-				 " interrupt again to end at once", n, n == 1 ? "" : "s", quiet);
+			/* after an engine died no one asked to stop: a first
+			 * SIGINT is a stop, the second ends pdd */
+			pdd_info(0, "%s: waiting for %u request%s in flight, nothing back for %.0f s;"
+				 " interrupt %s to end at once", stopped ? "stopping" : "ending",
+				 n, n == 1 ? "" : "s", quiet, stopped ? "again" : "twice");
 			/* what was given up (dropped, as what never started is,
 			 * once an engine died), then what came back with it */
 			hand_back(d);
@@ -390,20 +398,47 @@ int pdd_drive_flush(struct pdd_drive *d, int k, struct pdd_dev *dev)
 /* "copy failed: ...", naming the engine and side where one failed. */
 void pdd_drive_say_failed(const struct pdd_drive *d, const char *what, const char *why)
 {
-	for (int k = PDD_IN; k <= PDD_OUT; k++)
-		if (d->dead_name[k]) {
-			pdd_error("%s failed: engine %s of the %s '%s': %s", what,
-				  d->dead_name[k], side_name[k], d->eng[k].dev->name, why);
-			return;
-		}
+	int k = d->err_side;	/* the first to die: its error is d->err */
+
+	if (k >= 0 && d->dead_name[k]) {
+		pdd_error("%s failed: engine %s of the %s '%s': %s", what,
+			  d->dead_name[k], side_name[k], d->eng[k].dev->name, why);
+		return;
+	}
 	pdd_error("%s failed: %s", what, why);
 }
 
-void pdd_drive_end(struct pdd_drive *d)
+/* Buffers a dead engine may still fill: kept, reachable, to the end (a
+ * leak checker would report them otherwise; there are few). */
+static struct kept {
+	void *bufs;
+	struct kept *next;
+} *kept;
+
+void pdd_drive_keep(void *bufs)
 {
+	struct kept *k = malloc(sizeof(*k));
+
+	if (!k)
+		return;		/* then lost, which is no worse */
+	k->bufs = bufs;
+	k->next = kept;
+	kept = k;
+}
+
+/* Stop both engines.  True when a dead engine was left holding requests:
+ * the kernel may still fill or read their buffers (an io_uring ring is
+ * torn down after it is closed), so the caller must not free them; the
+ * process is about to end. */
+bool pdd_drive_end(struct pdd_drive *d)
+{
+	bool abandoned = false;
+
 	for (int k = PDD_IN; k <= PDD_OUT; k++)
 		if (d->eng[k].ops) {
+			abandoned |= d->dead[k] && d->held[k];
 			d->eng[k].ops->exit(&d->eng[k]);
 			d->eng[k].ops = NULL;
 		}
+	return abandoned;
 }

@@ -383,7 +383,11 @@ static int setup(struct verifier *v)
 
 static void teardown(struct verifier *v)
 {
-	pdd_drive_end(&v->drv);
+	/* buffers a dead engine may still fill are kept to the exit */
+	if (pdd_drive_end(&v->drv)) {
+		pdd_drive_keep(v->bufs);
+		v->bufs = NULL;
+	}
 	if (v->bufs)
 		for (unsigned int i = 0; i < 2 * v->nslots; i++)
 			free(v->bufs[i]);
