@@ -53,7 +53,7 @@ int pdd_drive_start(struct pdd_drive *d, const struct pdd_plan *p,
 	bool both = p->ops[PDD_IN] && p->ops[PDD_OUT] && p->ops[PDD_IN]->threaded &&
 		    p->ops[PDD_OUT]->threaded;
 	unsigned int threads[2] = { both ? (p->threads + 1) / 2 : p->threads,
-				    both ? p->threads / 2 : p->threads };	/* plan: 2 at least */
+				    both && p->threads > 1 ? p->threads / 2 : p->threads };
 
 	for (int k = PDD_IN; k <= PDD_OUT && !err; k++) {
 		if (!p->ops[k])

@@ -301,10 +301,6 @@ int pdd_plan_make(const struct pdd_opts *o, const struct pdd_dev *in,
 	p->threads = 1;
 	if (threaded(p))
 		p->threads = o->threads < p->depth ? o->threads : p->depth;
-	/* two sides on worker threads share them, and each needs one */
-	if (p->threads < 2 && p->ops[0] && p->ops[1] && p->ops[0]->threaded &&
-	    p->ops[1]->threaded)
-		p->threads = 2;
 	p->buf_align = page > 0 ? (size_t)page : 4096;
 	if (in->mem_align > p->buf_align)
 		p->buf_align = in->mem_align;
