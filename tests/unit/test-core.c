@@ -209,7 +209,8 @@ static void check_death(struct sched *s)
 /*
  * The driver gives up on silent devices at most once, and says so then,
  * once: "stopping: waiting for N requests in flight, nothing back for S
- * s; interrupt again to end at once", N what the engines held on the
+ * s; interrupt again to end at once" (after an engine died with no stop
+ * asked for: "ending: ... interrupt twice ..."), N what the engines held on the
  * device, S a second at least.  A schedule drawn for it (no fault of its
  * own) ends stopped and with no error.  The done mark stays at or below
  * the first transfer given up: the fake checks that all along, and what
@@ -218,8 +219,11 @@ static void check_death(struct sched *s)
 static void check_cancel(struct sched *s)
 {
 	const struct fk_world *w = &s->w;
-	const char *head = "pdd: stopping: waiting for ", *at = strstr(msgs, head);
-	const char *tail = " s; interrupt again to end at once\n";
+	bool ending = !strstr(msgs, "pdd: stopping: waiting for ");
+	const char *head = ending ? "pdd: ending: waiting for " : "pdd: stopping: waiting for ";
+	const char *at = strstr(msgs, head);
+	const char *tail = ending ? " s; interrupt twice to end at once\n" :
+				    " s; interrupt again to end at once\n";
 	unsigned int n = w->cancel.on_device;
 	char want[128];
 	char *end = NULL;
@@ -234,6 +238,7 @@ static void check_cancel(struct sched *s)
 	CHECK(at && (at == msgs || at[-1] == '\n') && !strstr(at + 1, head),
 	      "the driver gave up on silent devices, and pdd does not say \"%s\" once, but:\n%s",
 	      head, msgs);
+	CHECK(!ending || !s->r.signal || s->r.err, "a stop was asked for, and pdd says:\n%s", msgs);
 	CHECK(!strncmp(at, want, strlen(want)), "the engines held %u requests on the device, "
 	      "and pdd says:\n%s", n, msgs);
 	secs = strtod(at + strlen(want), &end);
