@@ -7,11 +7,22 @@
 command -v valgrind >/dev/null || skip "valgrind is not installed"
 
 leaks=all
+# valgrind's lines in $T/err, but its note that it does not know
+# LOOP_GET_STATUS64 (the guard asks it of any loop device on the machine;
+# pdd zeroes the structure first, so nothing from it is uninitialised)
+reported() {
+	grep '^==[0-9]*==' "$T/err" |
+		grep -vE '^==[0-9]+== (Warning: noted but unhandled ioctl 0x4c05 with no size/direction hints|   This could cause spurious value errors|   See README_MISSING_SYSCALL_OR_IOCTL)' |
+		grep -q .
+}
 vg() {
 	rc=0
 	valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=$leaks \
 		--errors-for-leak-kinds=$leaks "$PDD" "$@" "${eng[@]}" 2>"$T/err" || rc=$?
-	grep -q '^==[0-9]*==' "$T/err" && { cat "$T/err"; fail "valgrind reported: pdd $*"; }
+	# valgrind does not know LOOP_GET_STATUS64 (the guard asks it of any
+	# loop device on the machine) and says so: a note, not an error; pdd
+	# zeroes the structure first, so no value from it is uninitialised
+	reported && { cat "$T/err"; fail "valgrind reported: pdd $*"; }
 	return 0
 }
 
@@ -39,7 +50,7 @@ expect_rc 52
 rc=0
 valgrind -q --error-exitcode=99 --leak-check=full "$PDD" bs=1000 threads=5 "${eng[@]}" <"$T/in" 2>"$T/err" >"$T/out3" || rc=$?
 expect_rc 0
-grep -q '^==[0-9]*==' "$T/err" && fail "valgrind reported on the pipe copy"
+reported && { cat "$T/err"; fail "valgrind reported on the pipe copy"; }
 cmp -s "$T/in" "$T/out3" || fail "pipe copy under valgrind differs"
 # the sg engine, once: through the double, with a file on the other side
 # and a medium error that coe reads around.  The file is read by the
