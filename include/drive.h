@@ -41,13 +41,11 @@ struct pdd_drive {
 	struct pdd_engine eng[2];	/* input's and output's; ops NULL for
 					 * a side that needs none */
 	unsigned int held[2];		/* requests each engine holds */
-	struct pdd_req *wait[2];	/* answered busy: offered again, in order,
+	struct pdd_reqq wait[2];	/* answered busy: offered again, in order,
 					 * after the engine's next completion */
-	struct pdd_req *wait_tail[2];
 	bool full[2];			/* the engine last answered busy */
-	struct pdd_req *failed;		/* refused by an engine: back to the
+	struct pdd_reqq failed;		/* refused by an engine: back to the
 					 * user as failed on the next turn */
-	struct pdd_req *failed_tail;
 	bool dead[2];			/* the engine failed as a whole */
 	int err;			/* the first such failure, -errno */
 	const char *dead_name[2];	/* a dead engine's name */

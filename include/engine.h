@@ -46,6 +46,43 @@ struct pdd_req {
 					 * engine is busy */
 };
 
+/* A queue of requests in the order they came, linked through next: what
+ * the driver keeps back, and what an engine has finished or not begun. */
+struct pdd_reqq {
+	struct pdd_req *head, *tail;
+};
+
+static inline void pdd_reqq_push(struct pdd_reqq *q, struct pdd_req *rq)
+{
+	rq->next = NULL;
+	if (q->tail)
+		q->tail->next = rq;
+	else
+		q->head = rq;
+	q->tail = rq;
+}
+
+/* back at the head: it keeps its place */
+static inline void pdd_reqq_unpop(struct pdd_reqq *q, struct pdd_req *rq)
+{
+	rq->next = q->head;
+	q->head = rq;
+	if (!q->tail)
+		q->tail = rq;
+}
+
+static inline struct pdd_req *pdd_reqq_pop(struct pdd_reqq *q)
+{
+	struct pdd_req *rq = q->head;
+
+	if (rq) {
+		q->head = rq->next;
+		if (!q->head)
+			q->tail = NULL;
+	}
+	return rq;
+}
+
 struct pdd_engine;
 
 /* submit()'s answers that are not -errno */

@@ -32,16 +32,6 @@
 
 static const char *const side_name[2] = { "input", "output" };
 
-static void push(struct pdd_req **head, struct pdd_req **tail, struct pdd_req *rq)
-{
-	rq->next = NULL;
-	if (*tail)
-		(*tail)->next = rq;
-	else
-		*head = rq;
-	*tail = rq;
-}
-
 int pdd_drive_start(struct pdd_drive *d, const struct pdd_plan *p,
 		    const struct pdd_dev *side[2], void *const *bufs,
 		    unsigned int nbufs, unsigned int depth)
@@ -113,7 +103,7 @@ static int start(struct pdd_drive *d, int k, struct pdd_req *rq)
 	if (r < 0) {
 		/* back to the user from the loop, not from inside its call */
 		rq->res = r;
-		push(&d->failed, &d->failed_tail, rq);
+		pdd_reqq_push(&d->failed, rq);
 		return 0;
 	}
 	d->held[k]++;
@@ -126,9 +116,9 @@ int pdd_drive_submit(struct pdd_drive *d, int k, struct pdd_req *rq)
 {
 	if (d->err)
 		return d->err;	/* an engine died: nothing more starts */
-	if (d->wait[k] || d->full[k] || start(d, k, rq)) {
+	if (d->wait[k].head || d->full[k] || start(d, k, rq)) {
 		d->full[k] = true;
-		push(&d->wait[k], &d->wait_tail[k], rq);
+		pdd_reqq_push(&d->wait[k], rq);
 	}
 	return 0;
 }
@@ -137,23 +127,16 @@ int pdd_drive_submit(struct pdd_drive *d, int k, struct pdd_req *rq)
  * order it came, until it is full again. */
 static void offer(struct pdd_drive *d, int k)
 {
-	d->full[k] = false;
-	while (d->wait[k]) {
-		struct pdd_req *rq = d->wait[k];
+	struct pdd_req *rq;
 
-		/* off the list first: start() and the engine reuse rq->next */
-		d->wait[k] = rq->next;
-		if (!d->wait[k])
-			d->wait_tail[k] = NULL;
+	d->full[k] = false;
+	/* off the queue first: start() and the engine reuse rq->next */
+	while ((rq = pdd_reqq_pop(&d->wait[k])))
 		if (start(d, k, rq)) {
-			rq->next = d->wait[k];	/* back at the head */
-			d->wait[k] = rq;
-			if (!d->wait_tail[k])
-				d->wait_tail[k] = rq;
+			pdd_reqq_unpop(&d->wait[k], rq);
 			d->full[k] = true;
 			return;
 		}
-	}
 }
 
 /* Take up to 64 requests side k's engine has finished into done[],
@@ -233,19 +216,22 @@ static unsigned int live(const struct pdd_drive *d)
 
 /* Hand the user what this loop took back without it (refused, given
  * up, or taken back with them); not once an engine has died. */
+static void deliver(struct pdd_drive *d, struct pdd_reqq *q)
+{
+	struct pdd_req *rq;
+
+	while ((rq = pdd_reqq_pop(q)))
+		d->ops->done(d->ctx, rq);
+}
+
 static bool hand_back(struct pdd_drive *d)
 {
-	struct pdd_req *rq = d->failed;
+	struct pdd_reqq q = d->failed;
 
-	if (!rq || d->err)
+	if (!q.head || d->err)
 		return false;
-	d->failed = d->failed_tail = NULL;
-	while (rq) {
-		struct pdd_req *next = rq->next;
-
-		d->ops->done(d->ctx, rq);
-		rq = next;
-	}
+	d->failed = (struct pdd_reqq){ NULL, NULL };
+	deliver(d, &q);
 	return true;
 }
 
@@ -283,9 +269,9 @@ static void wait_some(struct pdd_drive *d)
  * else (the rest of a short write above that end is not to start).
  * Returns how many requests the devices still hold.
  */
-static unsigned int cancel_waiting(struct pdd_drive *d, struct pdd_req **back)
+static unsigned int cancel_waiting(struct pdd_drive *d, struct pdd_reqq *back)
 {
-	struct pdd_req *done[64], *back_tail = NULL;
+	struct pdd_req *done[64], *rq;
 	unsigned int held = live(d), given = 0;
 
 	d->cancelled = true;
@@ -293,14 +279,10 @@ static unsigned int cancel_waiting(struct pdd_drive *d, struct pdd_req **back)
 		struct pdd_engine *e = &d->eng[k];
 		unsigned int n;
 
-		while (d->wait[k]) {
-			struct pdd_req *rq = d->wait[k];
-
-			d->wait[k] = rq->next;
+		while ((rq = pdd_reqq_pop(&d->wait[k]))) {
 			rq->res = -ECANCELED;
-			push(&d->failed, &d->failed_tail, rq);
+			pdd_reqq_push(&d->failed, rq);
 		}
-		d->wait_tail[k] = NULL;
 		d->full[k] = false;
 		if (!e->ops || !e->ops->cancel || d->dead[k])
 			continue;
@@ -313,8 +295,7 @@ static unsigned int cancel_waiting(struct pdd_drive *d, struct pdd_req **back)
 				bool gone = done[i]->res == -ECANCELED && n;
 
 				n -= gone;
-				push(gone ? &d->failed : back, gone ? &d->failed_tail : &back_tail,
-				     done[i]);
+				pdd_reqq_push(gone ? &d->failed : back, done[i]);
 			}
 			if (got <= 0)
 				break;	/* an engine that broke its word, or died */
@@ -347,7 +328,7 @@ int pdd_drive_run(struct pdd_drive *d)
 		if ((stopped || d->err) && !d->cancelled && live(d) &&
 		    pdd_now() - d->last_done >= PDD_DRIVE_STALL_SECS) {
 			double quiet = pdd_now() - d->last_done;
-			struct pdd_req *back = NULL;
+			struct pdd_reqq back = { NULL, NULL };
 			unsigned int n = cancel_waiting(d, &back);
 
 			/* after an engine died no one asked to stop: a first
@@ -358,12 +339,7 @@ int pdd_drive_run(struct pdd_drive *d)
 			/* what was given up (dropped, as what never started is,
 			 * once an engine died), then what came back with it */
 			hand_back(d);
-			while (back) {
-				struct pdd_req *next = back->next;
-
-				d->ops->done(d->ctx, back);
-				back = next;
-			}
+			deliver(d, &back);
 		}
 		if (pdd_report_now) {
 			pdd_report_now = 0;
@@ -372,11 +348,12 @@ int pdd_drive_run(struct pdd_drive *d)
 		if (!d->err)
 			d->ops->turn(d->ctx, pdd_now());
 		if (d->err && !live(d)) {
-			d->wait[PDD_IN] = d->wait[PDD_OUT] = d->failed = NULL;
+			/* never started: dropped */
+			d->wait[PDD_IN] = d->wait[PDD_OUT] = d->failed = (struct pdd_reqq){ NULL, NULL };
 			return d->err;
 		}
-		if (!d->held[PDD_IN] && !d->held[PDD_OUT] && !d->wait[PDD_IN] &&
-		    !d->wait[PDD_OUT] && !d->failed)
+		if (!d->held[PDD_IN] && !d->held[PDD_OUT] && !d->wait[PDD_IN].head &&
+		    !d->wait[PDD_OUT].head && !d->failed.head)
 			return 0;
 		wait_some(d);
 	}

@@ -59,19 +59,14 @@ struct sg_priv {
 	/* finished and not yet handed back.  reap() reads no more results
 	 * than done[] has room for, so this is empty again when it returns
 	 * and a finished request is never hidden from pollfd()'s callers. */
-	struct pdd_req *ready, *ready_tail;
+	struct pdd_reqq ready;
 	struct pollfd *pfd;		/* one per descriptor */
 };
 
 static void finish(struct sg_priv *g, struct pdd_req *rq, ssize_t res)
 {
 	rq->res = res;
-	rq->next = NULL;
-	if (g->ready_tail)
-		g->ready_tail->next = rq;
-	else
-		g->ready = rq;
-	g->ready_tail = rq;
+	pdd_reqq_push(&g->ready, rq);
 }
 
 /* Move up to max finished requests to done[]; how many. */
@@ -79,12 +74,8 @@ static unsigned int take_ready(struct sg_priv *g, struct pdd_req **done, unsigne
 {
 	unsigned int n = 0;
 
-	while (n < max && g->ready) {
-		done[n++] = g->ready;
-		g->ready = g->ready->next;
-	}
-	if (!g->ready)
-		g->ready_tail = NULL;
+	while (n < max && g->ready.head)
+		done[n++] = pdd_reqq_pop(&g->ready);
 	return n;
 }
 
@@ -169,7 +160,7 @@ static int sg_submit(struct pdd_engine *e, struct pdd_req *rq)
 	 * core will be told of; with none in flight here (a descriptor the
 	 * driver says is full while we count it empty: someone else's
 	 * commands on it) the request would wait for ever. */
-	if (!g->side.inflight && !g->ready)
+	if (!g->side.inflight && !g->ready.head)
 		return -EBUSY;
 	return PDD_BUSY;
 }

@@ -22,17 +22,12 @@
 
 #include "engine.h"
 
-struct tq {
-	struct pdd_req *head;		/* oldest first */
-	struct pdd_req *tail;		/* where new ones go */
-};
-
 struct threads_priv {
 	pthread_mutex_t lock;		/* guards both queues and stop */
 	pthread_cond_t work;		/* todo has a request, or stop */
 	pthread_cond_t done_cv;		/* done has a request */
-	struct tq todo;			/* submitted, not yet taken */
-	struct tq done;			/* finished, not yet reaped */
+	struct pdd_reqq todo;		/* submitted, not yet taken */
+	struct pdd_reqq done;		/* finished, not yet reaped */
 	bool stop;			/* workers should exit */
 	int efd;			/* eventfd the driver polls */
 	bool polled;			/* it is about to: ring efd at the next
@@ -41,28 +36,6 @@ struct threads_priv {
 	unsigned int nthreads;		/* workers started */
 	pthread_t *tids;		/* their ids */
 };
-
-static void tq_push(struct tq *q, struct pdd_req *rq)
-{
-	rq->next = NULL;
-	if (q->tail)
-		q->tail->next = rq;
-	else
-		q->head = rq;
-	q->tail = rq;
-}
-
-static struct pdd_req *tq_pop(struct tq *q)
-{
-	struct pdd_req *rq = q->head;
-
-	if (rq) {
-		q->head = rq->next;
-		if (!q->head)
-			q->tail = NULL;
-	}
-	return rq;
-}
 
 /* One system call; the core resubmits whatever part is left. */
 static ssize_t do_io(const struct pdd_req *rq)
@@ -103,13 +76,13 @@ static void *worker(void *arg)
 			pthread_cond_wait(&t->work, &t->lock);
 		if (t->stop)
 			break;
-		rq = tq_pop(&t->todo);
+		rq = pdd_reqq_pop(&t->todo);
 		pthread_mutex_unlock(&t->lock);
 
 		rq->res = do_io(rq);
 
 		pthread_mutex_lock(&t->lock);
-		tq_push(&t->done, rq);
+		pdd_reqq_push(&t->done, rq);
 		pthread_cond_signal(&t->done_cv);
 		if (t->polled)
 			ring(t);
@@ -182,7 +155,7 @@ static int threads_submit(struct pdd_engine *e, struct pdd_req *rq)
 	struct threads_priv *t = e->priv;
 
 	pthread_mutex_lock(&t->lock);
-	tq_push(&t->todo, rq);
+	pdd_reqq_push(&t->todo, rq);
 	pthread_cond_signal(&t->work);
 	pthread_mutex_unlock(&t->lock);
 	return 0;
@@ -212,7 +185,7 @@ static int threads_reap(struct pdd_engine *e, struct pdd_req **done,
 			;
 	}
 	while (n < max && t->done.head)
-		done[n++] = tq_pop(&t->done);
+		done[n++] = pdd_reqq_pop(&t->done);
 	rung = t->rung;
 	t->rung = false;
 	pthread_mutex_unlock(&t->lock);
@@ -253,9 +226,9 @@ static unsigned int threads_cancel(struct pdd_engine *e)
 	unsigned int n = 0;
 
 	pthread_mutex_lock(&t->lock);
-	while ((rq = tq_pop(&t->todo))) {
+	while ((rq = pdd_reqq_pop(&t->todo))) {
 		rq->res = -ECANCELED;
-		tq_push(&t->done, rq);
+		pdd_reqq_push(&t->done, rq);
 		n++;
 	}
 	if (n && t->polled)

@@ -293,6 +293,17 @@ static void check_map(struct sched *s, bool stopped)
 	pdd_map_free(&disk);
 }
 
+/* Every counter of st into sum: the struct holds counters only. */
+static void add_stats(struct fk_stats *sum, const struct fk_stats *st)
+{
+	uint64_t *to = (uint64_t *)sum;
+	const uint64_t *from = (const uint64_t *)st;
+
+	_Static_assert(sizeof(*st) % sizeof(uint64_t) == 0, "fk_stats holds uint64_t only");
+	for (size_t i = 0; i < sizeof(*st) / sizeof(uint64_t); i++)
+		to[i] += from[i];
+}
+
 static void check_outcome(struct sched *s, int err)
 {
 	struct fk_world *w = &s->w;
@@ -348,32 +359,15 @@ static void check_outcome(struct sched *s, int err)
 		check_map(s, stopped);
 	}
 
-	total_st.busy += w->st.busy;
-	total_st.shorts += w->st.shorts;
-	total_st.late += w->st.late;
-	total_st.timeouts += w->st.timeouts;
-	total_st.eio_reads += w->st.eio_reads;
-	total_st.eio_writes += w->st.eio_writes;
-	total_st.saves_mid += w->st.saves_mid;
-	total_st.flush_fails += w->st.flush_fails;
-	total_st.resumed_writes += w->st.resumed_writes;
+	/* the driver's share of what was given up is the rest of what came
+	 * back cancelled */
+	w->st.cancelled[1] = w->cancel.back - w->st.cancelled[0];
+	add_stats(&total_st, &w->st);
 	n_coe_runs += s->o.coe && nbad;
 	n_err_runs[r->err_op <= PDD_OP_CLOSE ? r->err_op : PDD_OP_NONE] += r->err != 0;
 	n_resumed += s->resume;
 	n_eof += s->eof_early;
 	n_stopped += stopped;
-	for (int k = PDD_IN; k <= PDD_OUT; k++)
-		total_st.deaths[k] += w->st.deaths[k];
-	total_st.abandoned += w->st.abandoned;
-	total_st.drained += w->st.drained;
-	total_st.dead_reaps += w->st.dead_reaps;
-	total_st.dead_flush_fails += w->st.dead_flush_fails;
-	total_st.silent_reaps += w->st.silent_reaps;
-	total_st.stalls += w->st.stalls;
-	total_st.on_device += w->st.on_device;
-	total_st.cancelled[0] += w->st.cancelled[0];
-	total_st.cancelled[1] += w->cancel.back - w->st.cancelled[0];
-	total_st.after += w->st.after;
 	n_cancel_sched += s->cancel;
 }
 
