@@ -50,6 +50,18 @@ else
 no_libmount = @echo "pdd: libmount-dev not found: mount and swap checks are built without it" >&2
 endif
 
+# libnbd (libnbd-dev): sides on NBD servers, given as URIs.  Without it
+# a URI is refused with a message saying so.  make HAVE_LIBNBD= builds
+# that pdd.
+HAVE_LIBNBD := $(shell pkg-config --exists libnbd 2>/dev/null && echo y)
+ifeq ($(HAVE_LIBNBD),y)
+ALL_CFLAGS += -DHAVE_LIBNBD $(shell pkg-config --cflags libnbd)
+NBD_SRCS = src/nbd-side.c
+LDLIBS += $(shell pkg-config --libs libnbd)
+else
+no_libnbd = @echo "pdd: libnbd-dev not found: NBD sides are built without it" >&2
+endif
+
 ifeq ($(V),1)
 Q =
 msg = @true
@@ -61,7 +73,7 @@ endif
 SRCS = src/main.c src/args.c src/dev.c src/open.c src/plan.c src/copy.c src/coe.c src/copy-map.c src/copy-report.c src/seq.c \
        src/stats.c src/json.c src/progress.c src/msg.c src/signals.c src/engine.c \
        src/map-extents.c src/map-text.c src/mapfile.c src/verify.c src/drive.c src/guard.c src/guard-loop.c \
-       $(GUARD_SRCS) $(SCSI_SRCS) $(ENGINE_SRCS)
+       $(GUARD_SRCS) $(NBD_SRCS) $(SCSI_SRCS) $(ENGINE_SRCS)
 LIB_SRCS = $(filter-out src/main.c,$(SRCS))
 HDRS = $(wildcard include/*.h)
 
@@ -87,6 +99,7 @@ pdd: $(SRCS:%.c=build/%.o)
 	$(msg) LINK $@
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 	$(no_libmount)
+	$(no_libnbd)
 
 # --- dependencies from the distribution ------------------------------------
 

@@ -102,6 +102,7 @@ enum pdd_kind {
 	PDD_KIND_ZERO,			/* /dev/zero: endless zeros */
 	PDD_KIND_SG,			/* SCSI generic, char major 21 */
 	PDD_KIND_RAW,			/* raw device, char major 162 */
+	PDD_KIND_NBD,			/* an export on an NBD server (a URI) */
 };
 
 /* One side of the copy, opened and measured. */
@@ -139,6 +140,7 @@ struct pdd_dev {
 	char model[64];			/* sysfs vendor and model, or INQUIRY's */
 	char serial[64];		/* sysfs serial, or VPD page 0x80 */
 	char backing[256];		/* a loop device's backing file */
+	void *nbd;			/* NBD side: its libnbd handle */
 };
 
 /* The copy as it will run: every number checked against both devices. */
@@ -225,6 +227,10 @@ int pdd_dev_pick_fd(const struct pdd_dev *d, uint64_t off, size_t len,
 		    const void *buf);
 
 /* open.c: opening it, and the checks made at open */
+/* nbd-side.c (with libnbd) */
+bool pdd_nbd_uri(const char *path);
+int pdd_nbd_open(struct pdd_dev *d);
+void pdd_nbd_close(struct pdd_dev *d);
 int pdd_dev_open(struct pdd_dev *d, const char *path, bool output,
 		 unsigned int flags);
 int pdd_dev_create(struct pdd_dev *d);

@@ -24,6 +24,11 @@ need_pkg libaio-dev	have_hdr libaio.h
 need_pkg libsgutils2-dev have_hdr scsi/sg_lib.h
 need_pkg libcmocka-dev	have_pc cmocka
 need_pkg libmount-dev	have_pc mount
+need_pkg libnbd-dev	have_pc libnbd
+need_pkg libnbd-bin	have_cmd nbdcopy
+need_pkg nbdkit		have_cmd nbdkit
+need_pkg qemu-utils	have_cmd qemu-nbd
+need_pkg gnutls-bin	have_cmd psktool
 need_pkg clang		have_cmd clang
 need_pkg valgrind	have_cmd valgrind
 need_pkg sg3-utils	have_cmd sgp_dd

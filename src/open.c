@@ -196,6 +196,18 @@ static bool read_only(const struct pdd_dev *d)
 	return ioctl(d->fd, BLKROGET, &ro) == 0 && ro;
 }
 
+/* The URI schemes libnbd takes: a side given so is an NBD export. */
+bool pdd_nbd_uri(const char *path)
+{
+	static const char *const scheme[] = { "nbd://", "nbds://", "nbd+unix://", "nbds+unix://",
+					      "nbd+vsock://", "nbds+vsock://" };
+
+	for (size_t i = 0; i < sizeof(scheme) / sizeof(scheme[0]); i++)
+		if (!strncmp(path, scheme[i], strlen(scheme[i])))
+			return true;
+	return false;
+}
+
 int pdd_dev_open(struct pdd_dev *d, const char *path, bool output,
 		 unsigned int flags)
 {
@@ -211,6 +223,14 @@ int pdd_dev_open(struct pdd_dev *d, const char *path, bool output,
 	d->path = std ? "-" : path;
 	d->name = std ? (output ? "standard output" : "standard input") : path;
 
+	if (!std && pdd_nbd_uri(path)) {
+#ifdef HAVE_LIBNBD
+		return pdd_nbd_open(d);
+#else
+		pdd_error("pdd was built without libnbd: cannot open the NBD URI '%s'", path);
+		return -EPROTONOSUPPORT;
+#endif
+	}
 	if (output && !std && !strcmp(path, ".")) {
 		d->kind = PDD_KIND_NULL;
 		d->lbs = d->pbs = d->io_align = d->mem_align = 1;
@@ -372,5 +392,8 @@ int pdd_dev_close(struct pdd_dev *d)
 	}
 	d->fd = d->fd_buf = -1;
 	d->own_fd = false;
+#ifdef HAVE_LIBNBD
+	pdd_nbd_close(d);
+#endif
 	return err;
 }
