@@ -96,6 +96,7 @@ struct pdd_engine_ops {
 	const char *name;		/* "uring", "aio", "threads", "sg" */
 	bool threaded;			/* threads= sets its number of workers */
 	bool sg;			/* drives sg devices, and nothing else */
+	bool nbd;			/* drives NBD exports, and nothing else */
 	/* 0: this engine drives the side d at full speed here; 1: it can,
 	 * but no better than a plain system call (engine=auto passes it
 	 * over); -errno: it cannot run here.  NULL means always 0. */
@@ -155,6 +156,9 @@ extern const struct pdd_engine_ops pdd_uring_ops;
 #endif
 #ifdef HAVE_LIBAIO
 extern const struct pdd_engine_ops pdd_aio_ops;
+#endif
+#ifdef HAVE_LIBNBD
+extern const struct pdd_engine_ops pdd_nbd_ops;
 #endif
 
 int pdd_engine_choose(const char *name, const struct pdd_dev *in,

@@ -41,6 +41,7 @@ static const struct {
 	[PDD_KIND_ZERO] = { "zero", "zero" },
 	[PDD_KIND_SG] = { "sg device", "sg" },
 	[PDD_KIND_RAW] = { "raw device", "raw" },
+	[PDD_KIND_NBD] = { "NBD export", "nbd" },
 };
 
 const char *pdd_kind_name(enum pdd_kind k)

@@ -23,6 +23,9 @@ static const struct pdd_engine_ops *const engines[] = {
 #ifdef HAVE_SGUTILS
 	&pdd_sg_ops,		/* for sg devices, and only for them */
 #endif
+#ifdef HAVE_LIBNBD
+	&pdd_nbd_ops,		/* for NBD exports, and only for them */
+#endif
 };
 #define N_ENGINES (sizeof(engines) / sizeof(engines[0]))
 
@@ -58,7 +61,7 @@ static int choose_one(const char *name, const struct pdd_dev *d, unsigned int *s
 		const struct pdd_engine_ops *ops = engines[i];
 		int r;
 
-		if (ops->sg || (!any && strcmp(ops->name, name)))
+		if (ops->sg || ops->nbd || (!any && strcmp(ops->name, name)))
 			continue;
 		r = ops->probe ? ops->probe(d) : 0;
 		if (r > 0 && !any && d->stream) {
@@ -113,6 +116,12 @@ int pdd_engine_choose(const char *name, const struct pdd_dev *in,
 		ops[k] = NULL;
 		if (k == 1 && out->kind == PDD_KIND_NULL)
 			continue;
+#ifdef HAVE_LIBNBD
+		if (side[k]->kind == PDD_KIND_NBD) {	/* only libnbd speaks NBD */
+			ops[k] = &pdd_nbd_ops;
+			continue;
+		}
+#endif
 		if (side[k]->kind == PDD_KIND_SG) {
 #ifdef HAVE_SGUTILS
 			ops[k] = &pdd_sg_ops;

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The nbd engine: an NBD side's reads and writes through libnbd's
+ * asynchronous calls.  submit() queues a command on the handle
+ * (nbd_aio_pread/pwrite, with a completion callback that puts the
+ * request on the engine's done list); the handle's socket is what the
+ * driver polls, for reading or writing as libnbd's state machine wants
+ * (nbd_aio_get_direction), and reap() lets libnbd move (nbd_poll) until
+ * something has come back or the time is up.  The server may take any
+ * number of commands; depth= bounds them as for the other engines.
+ */
+#include <errno.h>
+#include <libnbd.h>
+#include <stdlib.h>
+
+#include "engine.h"
+
+struct nbd_priv;
+
+/* what a completion callback needs: one per buffer, as a buffer has one
+ * request in flight at most */
+struct nbd_cb {
+	struct nbd_priv *n;
+	struct pdd_req *rq;
+};
+
+struct nbd_priv {
+	struct nbd_handle *h;
+	struct nbd_cb *cbs;		/* per buffer */
+	unsigned int inflight;		/* commands queued, not back */
+	struct pdd_req *done, *done_tail;	/* back, not reaped */
+};
+
+static int nbd_probe(const struct pdd_dev *d)
+{
+	return d->kind == PDD_KIND_NBD ? 0 : -EOPNOTSUPP;
+}
+
+static int nbd_init(struct pdd_engine *e)
+{
+	struct nbd_priv *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	n->cbs = calloc(e->nbufs, sizeof(*n->cbs));
+	if (!n->cbs) {
+		free(n);
+		return -ENOMEM;
+	}
+	n->h = e->dev->nbd;
+	e->priv = n;
+	return 0;
+}
+
+static void nbd_exit(struct pdd_engine *e)
+{
+	struct nbd_priv *n = e->priv;
+
+	if (n)
+		free(n->cbs);
+	free(e->priv);
+	e->priv = NULL;
+}
+
+/* libnbd's completion callback: the command is back (error: an errno) */
+static int back(void *data, int *error)
+{
+	struct nbd_cb *c = data;
+	struct pdd_req *rq = c->rq;
+	struct nbd_priv *n = c->n;
+
+	rq->res = *error ? -*error : (ssize_t)rq->len;
+	rq->next = NULL;
+	if (n->done_tail)
+		n->done_tail->next = rq;
+	else
+		n->done = rq;
+	n->done_tail = rq;
+	n->inflight--;
+	return 1;	/* retire the command */
+}
+
+static int nbd_submit(struct pdd_engine *e, struct pdd_req *rq)
+{
+	struct nbd_priv *n = e->priv;
+	struct nbd_cb *c = &n->cbs[rq->buf_idx];
+	nbd_completion_callback cb = { .callback = back, .user_data = c };
+	int64_t cookie;
+
+	if (n->inflight >= e->depth)
+		return PDD_BUSY;
+	c->n = n;
+	c->rq = rq;
+	if (rq->op == PDD_OP_READ)
+		cookie = nbd_aio_pread(n->h, rq->buf, rq->len, rq->off, cb, 0);
+	else
+		cookie = nbd_aio_pwrite(n->h, rq->buf, rq->len, rq->off, cb, 0);
+	if (cookie == -1) {
+		int err = nbd_get_errno();
+
+		pdd_error("'%s': %s", e->dev->name, nbd_get_error());
+		return err > 0 ? -err : -EIO;
+	}
+	n->inflight++;
+	return PDD_QUEUED;
+}
+
+static int nbd_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int max,
+		    int timeout_ms)
+{
+	struct nbd_priv *n = e->priv;
+	unsigned int got = 0;
+
+	/* send what is queued and take what has come, without waiting;
+	 * then wait for the server if nothing came and there is time */
+	while (nbd_aio_get_direction(n->h) & LIBNBD_AIO_DIRECTION_WRITE)
+		if (nbd_poll(n->h, 0) <= 0)
+			break;
+	if (!n->done && n->inflight && nbd_poll(n->h, 0) == -1)
+		goto fail;
+	if (!n->done && n->inflight && timeout_ms > 0 && nbd_poll(n->h, timeout_ms) == -1)
+		goto fail;
+	while (got < max && n->done) {
+		done[got++] = n->done;
+		n->done = n->done->next;
+	}
+	if (!n->done)
+		n->done_tail = NULL;
+	return (int)got;
+fail:
+	if (nbd_get_errno() == EINTR)
+		return 0;
+	pdd_error("'%s': %s", e->dev->name, nbd_get_error());
+	return nbd_get_errno() > 0 ? -nbd_get_errno() : -EIO;
+}
+
+static unsigned int nbd_pollfd(struct pdd_engine *e, struct pollfd *pfd, unsigned int max)
+{
+	struct nbd_priv *n = e->priv;
+	unsigned int dir = nbd_aio_get_direction(n->h);
+
+	if (!max)
+		return 0;
+	pfd->fd = nbd_aio_get_fd(n->h);
+	pfd->events = (dir & LIBNBD_AIO_DIRECTION_READ ? POLLIN : 0) |
+		      (dir & LIBNBD_AIO_DIRECTION_WRITE ? POLLOUT : 0);
+	return 1;
+}
+
+/* NBD FLUSH, as fsync on a disk; a server that has none writes through */
+static int nbd_flush_side(struct pdd_engine *e)
+{
+	struct nbd_priv *n = e->priv;
+
+	if (nbd_can_flush(n->h) != 1)
+		return 0;
+	if (nbd_flush(n->h, 0) == -1) {
+		pdd_error("'%s': %s", e->dev->name, nbd_get_error());
+		return nbd_get_errno() > 0 ? -nbd_get_errno() : -EIO;
+	}
+	return 0;
+}
+
+const struct pdd_engine_ops pdd_nbd_ops = {
+	.name = "nbd",
+	.threaded = false,
+	.nbd = true,
+	.probe = nbd_probe,
+	.default_depth = pdd_async_depth,
+	.init = nbd_init,
+	.submit = nbd_submit,
+	.reap = nbd_reap,
+	.pollfd = nbd_pollfd,
+	.flush = nbd_flush_side,
+	.exit = nbd_exit,
+};
