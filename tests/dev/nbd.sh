@@ -1,0 +1,61 @@
+#!/bin/bash
+# NBD sides against real servers on Unix sockets in the test's own
+# directory: nbdkit's file plugin (an export over a file this test can
+# compare) and qemu-nbd.  Copies from and to an export are byte-identical
+# with what nbdcopy copies, with skip/seek/count; a read-only export is
+# refused as the output before anything is written.  Each server is
+# started with a pid file and stopped by that pid.
+# engines: uring
+. "$(dirname "$0")/../lib.sh"
+"$PDD" --version | grep -q 'nbd' || skip "this pdd is built without libnbd"
+command -v nbdkit >/dev/null || skip "no nbdkit (package nbdkit)"
+command -v nbdcopy >/dev/null || skip "no nbdcopy (package libnbd-bin)"
+
+MiB=1048576
+pids=()
+# serve NAME ARGS...: nbdkit on $T/NAME.sock, its pid kept for the end
+serve() {
+	local name=$1
+	shift
+	nbdkit -U "$T/$name.sock" -P "$T/$name.pid" "$@" || fail "nbdkit $* did not start"
+	pids+=("$(cat "$T/$name.pid")")
+}
+stop_servers() {
+	local p
+	for p in "${pids[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	pids=()
+}
+trap 'stop_servers; cleanup' EXIT
+uri() { echo "nbd+unix:///?socket=$T/$1.sock"; }
+
+"$STAMP" fill "$T/src" 0 $((8 * MiB)) 13
+cp "$T/src" "$T/disk"
+serve a file "$T/disk"
+
+# from the export to a file: what nbdcopy copies
+run_pdd if="$(uri a)" of="$T/out"
+expect_rc 0
+expect_err "16384+0 records out"
+nbdcopy "$(uri a)" "$T/ref" || fail "nbdcopy failed"
+same_bytes "$T/ref" "$T/out"
+same_bytes "$T/src" "$T/out"
+
+# to the export, from a file, with skip, seek and count
+"$STAMP" fill "$T/src2" 0 $((8 * MiB)) 14
+run_pdd if="$T/src2" of="$(uri a)" bs=4096 skip=3 seek=5 count=1000
+expect_rc 0
+expect_err "1000+0 records out"
+cmp -s -i $((3 * 4096)):$((5 * 4096)) -n $((1000 * 4096)) "$T/src2" "$T/disk" ||
+	fail "the range written to the export differs"
+cmp -s -n $((5 * 4096)) "$T/src" "$T/disk" || fail "bytes before seek= changed"
+
+# a read-only export is refused as the output, and nothing is written
+serve ro file "$T/src" --readonly
+cp "$T/disk" "$T/before"
+run_pdd if="$T/src2" of="$(uri ro)"
+expect_rc 80
+expect_err "pdd: '$(uri ro)' is a read-only export: it cannot be the output"
+
+echo "NBD sides copy exactly"
