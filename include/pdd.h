@@ -231,6 +231,7 @@ int pdd_dev_pick_fd(const struct pdd_dev *d, uint64_t off, size_t len,
 bool pdd_nbd_uri(const char *path);
 int pdd_nbd_open(struct pdd_dev *d);
 void pdd_nbd_close(struct pdd_dev *d);
+void pdd_nbd_describe(FILE *f, const struct pdd_dev *d);
 int pdd_dev_open(struct pdd_dev *d, const char *path, bool output,
 		 unsigned int flags);
 int pdd_dev_create(struct pdd_dev *d);

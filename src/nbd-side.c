@@ -9,7 +9,10 @@
  * go through the nbd engine (src/engines/nbd.c).
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
 #include <libnbd.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "pdd.h"
@@ -68,4 +71,31 @@ void pdd_nbd_close(struct pdd_dev *d)
 		nbd_close(d->nbd);
 		d->nbd = NULL;
 	}
+}
+
+/* The dry run's lines on the export: its name, the server's block sizes,
+ * and what it can do (after "logical block N, physical block M, "). */
+void pdd_nbd_describe(FILE *f, const struct pdd_dev *d)
+{
+	struct nbd_handle *h = d->nbd;
+	char *name = nbd_get_export_name(h);
+	const struct {
+		int (*can)(struct nbd_handle *);
+		const char *what;
+	} feat[] = {
+		{ nbd_is_read_only, "read-only" }, { nbd_can_multi_conn, "multi-conn" },
+		{ nbd_can_flush, "flush" }, { nbd_can_fua, "FUA" }, { nbd_can_zero, "zero" },
+		{ nbd_can_fast_zero, "fast zero" }, { nbd_can_trim, "trim" },
+	};
+	const char *sep = "";
+
+	fprintf(f, "largest transfer %" PRIu64 "\n", d->max_xfer);
+	fprintf(f, "          export '%s', ", name ? name : "");
+	free(name);
+	for (size_t i = 0; i < sizeof(feat) / sizeof(feat[0]); i++)
+		if (feat[i].can(h) == 1) {
+			fprintf(f, "%s%s", sep, feat[i].what);
+			sep = ", ";
+		}
+	fprintf(f, "%s\n", *sep ? "" : "no flush, no zero");
 }

@@ -30,7 +30,7 @@ static uint64_t gcd(uint64_t a, uint64_t b)
 static bool is_device(const struct pdd_dev *d)
 {
 	return d->kind == PDD_KIND_BLOCK || d->kind == PDD_KIND_RAW ||
-	       d->kind == PDD_KIND_SG;
+	       d->kind == PDD_KIND_SG || d->kind == PDD_KIND_NBD;
 }
 
 static bool aligned_direct(const struct pdd_dev *d)
@@ -336,6 +336,10 @@ static void print_side(FILE *f, const char *label, const struct pdd_dev *d)
 	if (d->kind == PDD_KIND_SG)
 		fprintf(f, "%u-byte CDBs or larger%s\n", d->cdbsz,
 			d->dio ? ", driver direct I/O" : "");
+#ifdef HAVE_LIBNBD
+	else if (d->kind == PDD_KIND_NBD)
+		pdd_nbd_describe(f, d);
+#endif
 	else if (d->kind == PDD_KIND_NULL)
 		fputs("discards what is written to it\n", f);
 	else if (d->kind == PDD_KIND_ZERO)

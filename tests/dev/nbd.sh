@@ -34,6 +34,18 @@ uri() { echo "nbd+unix:///?socket=$T/$1.sock"; }
 cp "$T/src" "$T/disk"
 serve a file "$T/disk"
 
+# the dry run names the export, its block sizes and what it can do
+"$PDD" if="$(uri a)" of="$T/out" --dry-run >"$T/plan" 2>"$T/err" || fail "dry run failed: $(cat "$T/err")"
+grep -qxF "  input   '$(uri a)': NBD export, $((8 * MiB)) bytes (8.4 MB, 8.0 MiB)" "$T/plan" ||
+	fail "dry run: the export's line: $(cat "$T/plan")"
+grep -qx "          logical block 512, physical block 4096, largest transfer 33554432" "$T/plan" ||
+	fail "dry run: the block sizes: $(cat "$T/plan")"
+grep -qx "          export '', multi-conn, flush, FUA, zero, trim" "$T/plan" ||
+	fail "dry run: what the export can do: $(cat "$T/plan")"
+grep -q "^  using   engine=nbd for the input and uring for the output, " "$T/plan" ||
+	fail "dry run: the engines: $(cat "$T/plan")"
+[ ! -e "$T/out" ] || fail "the dry run created the output"
+
 # from the export to a file: what nbdcopy copies
 run_pdd if="$(uri a)" of="$T/out"
 expect_rc 0
