@@ -68,6 +68,8 @@ struct pdd_opts {
 	uint64_t seek;			/* seek= in blocks of bs */
 	uint64_t count;			/* count= in blocks of bs */
 	bool count_given;		/* count= was on the command line */
+	bool timeout_given;		/* timeout= was: an NBD side's requests
+					 * have that long (none without it) */
 	unsigned int threads;		/* threads= / thr= */
 	unsigned int qd;		/* qd=, 0 for the engine's default */
 	const char *engine;		/* engine=, "auto" by default */

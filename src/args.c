@@ -461,6 +461,8 @@ int pdd_parse_args(int argc, char **argv, struct pdd_opts *o)
 			return err;
 		if (!strcmp(name, "count"))
 			o->count_given = true;
+		if (!strcmp(name, "timeout"))
+			o->timeout_given = true;
 	}
 	if (o->help || o->version)
 		return 0;

@@ -34,6 +34,11 @@ static int open_both(const struct pdd_opts *o, struct pdd_dev *in,
 		/* how sg commands are built, for the sides that are sg */
 		in->cdbsz = out->cdbsz = o->cdbsz;
 		in->timeout_ms = out->timeout_ms = o->timeout * 1000;
+		/* an NBD server is given no time limit unless asked */
+		if (in->kind == PDD_KIND_NBD && !o->timeout_given)
+			in->timeout_ms = 0;
+		if (out->kind == PDD_KIND_NBD && !o->timeout_given)
+			out->timeout_ms = 0;
 		in->dio = out->dio = o->dio;
 		return 0;
 	}

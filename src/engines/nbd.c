@@ -10,9 +10,11 @@
  * number of commands; depth= bounds them as for the other engines.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <libnbd.h>
 #include <stdlib.h>
 
+#include "drive.h"
 #include "engine.h"
 
 struct nbd_priv;
@@ -22,6 +24,8 @@ struct nbd_priv;
 struct nbd_cb {
 	struct nbd_priv *n;
 	struct pdd_req *rq;
+	double sent;			/* when submitted, for timeout= */
+	bool busy;			/* in flight */
 };
 
 struct nbd_priv {
@@ -56,6 +60,15 @@ static void nbd_exit(struct pdd_engine *e)
 {
 	struct nbd_priv *n = e->priv;
 
+	if (n && n->inflight) {
+		/* libnbd calls the callbacks of what is still in flight when
+		 * the side's handle is closed, after this: they find no engine
+		 * and leave the requests alone, and their contexts are kept */
+		for (unsigned int i = 0; i < e->nbufs; i++)
+			n->cbs[i].n = NULL;
+		pdd_drive_keep(n->cbs);
+		n->cbs = NULL;
+	}
 	if (n)
 		free(n->cbs);
 	free(e->priv);
@@ -69,6 +82,9 @@ static int back(void *data, int *error)
 	struct pdd_req *rq = c->rq;
 	struct nbd_priv *n = c->n;
 
+	c->busy = false;
+	if (!n)
+		return 1;	/* the engine has ended (nbd_exit) */
 	rq->res = *error ? -*error : (ssize_t)rq->len;
 	rq->next = NULL;
 	if (n->done_tail)
@@ -91,6 +107,8 @@ static int nbd_submit(struct pdd_engine *e, struct pdd_req *rq)
 		return PDD_BUSY;
 	c->n = n;
 	c->rq = rq;
+	c->sent = pdd_now();
+	c->busy = true;
 	if (rq->op == PDD_OP_READ)
 		cookie = nbd_aio_pread(n->h, rq->buf, rq->len, rq->off, cb, 0);
 	else
@@ -105,11 +123,33 @@ static int nbd_submit(struct pdd_engine *e, struct pdd_req *rq)
 	return PDD_QUEUED;
 }
 
+/* timeout=: a request older than that ends the side (0: no limit) */
+static int too_old(struct pdd_engine *e)
+{
+	struct nbd_priv *n = e->priv;
+	double now = pdd_now(), limit = e->dev->timeout_ms / 1000.0;
+
+	if (!e->dev->timeout_ms)
+		return 0;
+	for (unsigned int i = 0; i < e->nbufs; i++)
+		if (n->cbs[i].busy && now - n->cbs[i].sent > limit) {
+			pdd_error("'%s': no answer to a %s at byte %" PRIu64 " for %.0f s (timeout=%u)",
+				  e->dev->name, n->cbs[i].rq->op == PDD_OP_READ ? "read" : "write",
+				  n->cbs[i].rq->off, now - n->cbs[i].sent, e->dev->timeout_ms / 1000);
+			return -ETIMEDOUT;
+		}
+	return 0;
+}
+
 static int nbd_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int max,
 		    int timeout_ms)
 {
 	struct nbd_priv *n = e->priv;
 	unsigned int got = 0;
+	int err = too_old(e);
+
+	if (err)
+		return err;
 
 	/* send what is queued and take what has come, without waiting;
 	 * then wait for the server if nothing came and there is time */

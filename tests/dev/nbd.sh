@@ -70,4 +70,12 @@ run_pdd if="$T/src2" of="$(uri ro)"
 expect_rc 80
 expect_err "pdd: '$(uri ro)' is a read-only export: it cannot be the output"
 
+# timeout=: a server that does not answer within it ends the copy, with
+# the request it waits for named, and the status of a timeout
+serve slow --filter=delay file "$T/src" rdelay=10
+run_pdd if="$(uri slow)" of="$T/out2" bs=4096 bpt=16 qd=4 timeout=1
+expect_rc 33
+expect_err "pdd: '$(uri slow)': no answer to a read at byte 0 for 1 s (timeout=1)"
+expect_err "pdd: copy failed: engine nbd of the input '$(uri slow)': Connection timed out"
+
 echo "NBD sides copy exactly"
