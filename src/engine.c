@@ -112,6 +112,13 @@ int pdd_engine_choose(const char *name, const struct pdd_dev *in,
 		}
 		name = "auto";
 	}
+	if (!strcmp(name, "nbd")) {	/* likewise the engine of NBD sides */
+		if (in->kind != PDD_KIND_NBD && out->kind != PDD_KIND_NBD) {
+			pdd_error("engine=nbd: neither side is an NBD export");
+			return -EOPNOTSUPP;
+		}
+		name = "auto";
+	}
 	for (int k = 0; k < 2; k++) {
 		ops[k] = NULL;
 		if (k == 1 && out->kind == PDD_KIND_NULL)

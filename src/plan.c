@@ -41,10 +41,32 @@ static bool aligned_direct(const struct pdd_dev *d)
 /* SCSI addresses whole logical blocks, so on an sg device bs= is the
  * logical block size (as in sg_dd and sgp_dd) and a transfer must fit in
  * one command the host accepts. */
+/* The largest request sg device or NBD export d takes: one block at
+ * least, and a transfer fits in one. */
+static int check_max(const struct pdd_dev *d, const struct pdd_plan *p)
+{
+	const char *one = d->kind == PDD_KIND_SG ? "command" : "request";
+
+	if ((d->kind != PDD_KIND_SG && d->kind != PDD_KIND_NBD) || !d->max_xfer)
+		return 0;
+	if (p->bs > d->max_xfer) {
+		pdd_error("'%s' takes at most %" PRIu64 " bytes in one %s, less than one block of %" PRIu64,
+			  d->name, d->max_xfer, one, p->bs);
+		return -EINVAL;
+	}
+	if (p->xfer > d->max_xfer) {
+		pdd_error("bpt=%" PRIu64 ": a transfer of %zu bytes is more than one %s to '%s' may move (%" PRIu64
+			  " bytes); give bpt=%" PRIu64 " or less",
+			  p->bpt, p->xfer, one, d->name, d->max_xfer, d->max_xfer / p->bs);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int check_sg(const struct pdd_dev *d, const struct pdd_plan *p)
 {
 	if (d->kind != PDD_KIND_SG)
-		return 0;
+		return check_max(d, p);
 	if (p->bs != d->lbs) {
 		pdd_error("bs=%" PRIu64 ": '%s' is an sg device with %u-byte logical blocks; give bs=%u",
 			  p->bs, d->name, d->lbs, d->lbs);
@@ -55,25 +77,15 @@ static int check_sg(const struct pdd_dev *d, const struct pdd_plan *p)
 			  d->name);
 		return -EINVAL;
 	}
-	if (d->max_xfer && p->bs > d->max_xfer) {
-		pdd_error("'%s' takes at most %" PRIu64 " bytes in one command, less than one block of %" PRIu64,
-			  d->name, d->max_xfer, p->bs);
-		return -EINVAL;
-	}
-	if (d->max_xfer && p->xfer > d->max_xfer) {
-		pdd_error("bpt=%" PRIu64 ": a transfer of %zu bytes is more than one command to '%s' may move (%" PRIu64
-			  " bytes); give bpt=%" PRIu64 " or less",
-			  p->bpt, p->xfer, d->name, d->max_xfer, d->max_xfer / p->bs);
-		return -EINVAL;
-	}
-	return 0;
+	return check_max(d, p);
 }
 
 /* The default bpt, lowered to what one command to sg device d may move
  * (but at least 1: a block larger than that is refused in check_sg). */
 static uint64_t fit_sg(const struct pdd_dev *d, uint64_t bpt, uint64_t bs)
 {
-	if (d->kind != PDD_KIND_SG || !d->max_xfer || bpt * bs <= d->max_xfer)
+	if ((d->kind != PDD_KIND_SG && d->kind != PDD_KIND_NBD) || !d->max_xfer ||
+	    bpt * bs <= d->max_xfer)
 		return bpt;
 	return d->max_xfer >= bs ? d->max_xfer / bs : 1;
 }

@@ -35,7 +35,12 @@
 #else
 #define ENGINE_AIO ""
 #endif
-#define ENGINE_NAMES "auto" ENGINE_URING ENGINE_AIO ", threads" ENGINE_SG
+#ifdef HAVE_LIBNBD
+#define ENGINE_NBD ", nbd"
+#else
+#define ENGINE_NBD ""
+#endif
+#define ENGINE_NAMES "auto" ENGINE_URING ENGINE_AIO ", threads" ENGINE_SG ENGINE_NBD
 
 /* One number: "input -> rc value" so a failure names the input. */
 static void check_num(const char *s, int want_rc, uint64_t want)
