@@ -26,6 +26,8 @@
 #define PDD_MAX_XFER		(1ULL << 30)	/* bytes in one transfer */
 #define PDD_MAX_INFLIGHT_BYTES	(256ULL << 20)	/* buffer memory in flight */
 #define PDD_MAX_QD		4096		/* requests in flight */
+#define PDD_NBD_MAX_CONNS	16		/* conns=: connections to a server */
+#define PDD_NBD_CONNS		4		/* its default, with multi-conn */
 
 /* iflag= and oflag= bits */
 #define PDD_F_DIRECT	(1u << 0)	/* O_DIRECT even on a regular file */
@@ -72,6 +74,7 @@ struct pdd_opts {
 					 * have that long (none without it) */
 	unsigned int threads;		/* threads= / thr= */
 	unsigned int qd;		/* qd=, 0 for the engine's default */
+	unsigned int conns;		/* conns=: NBD connections, 0 default */
 	const char *engine;		/* engine=, "auto" by default */
 	unsigned int iflags;		/* PDD_F_* for the input */
 	unsigned int oflags;		/* PDD_F_* for the output */
@@ -232,6 +235,7 @@ int pdd_dev_pick_fd(const struct pdd_dev *d, uint64_t off, size_t len,
 /* nbd-side.c (with libnbd) */
 bool pdd_nbd_uri(const char *path);
 int pdd_nbd_open(struct pdd_dev *d);
+int pdd_nbd_connect(struct pdd_dev *d, unsigned int want);
 void pdd_nbd_close(struct pdd_dev *d);
 void pdd_nbd_describe(FILE *f, const struct pdd_dev *d);
 int pdd_dev_open(struct pdd_dev *d, const char *path, bool output,

@@ -146,6 +146,7 @@ static const struct operand operands[] = {
 	{ "cdbsz",	ARG_UINT,	OPT(cdbsz),	6, 16,		16 },
 	{ "coe",	ARG_BOOL,	OPT(coe),	0, 1,		17 },
 	{ "coe_limit",	ARG_U64,	OPT(coe_limit),	0, INT64_MAX,	21 },
+	{ "conns",	ARG_UINT,	OPT(conns),	1, PDD_NBD_MAX_CONNS, 29 },
 	{ "count",	ARG_U64,	OPT(count),	0, INT64_MAX,	2 },
 	{ "deb",	ARG_INT,	OPT(verbose),	0, 9,		3 },
 	{ "dio",	ARG_BOOL,	OPT(dio),	0, 1,		18 },

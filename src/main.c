@@ -40,7 +40,12 @@ static int open_both(const struct pdd_opts *o, struct pdd_dev *in,
 		if (out->kind == PDD_KIND_NBD && !o->timeout_given)
 			out->timeout_ms = 0;
 		in->dio = out->dio = o->dio;
-		return 0;
+		if (in->kind == PDD_KIND_NBD)
+			err = pdd_nbd_connect(in, o->conns);
+		if (!err && out->kind == PDD_KIND_NBD)
+			err = pdd_nbd_connect(out, o->conns);
+		if (!err)
+			return 0;
 	}
 	if (pdd_err_is_scsi(err))	/* READ CAPACITY failed: not ready... */
 		return -err - PDD_ESCSI;

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "nbd-side.h"
 #include "pdd.h"
 
 /* The server's answer, or -errno with libnbd's message said. */
@@ -26,20 +27,37 @@ static int nbd_fail(const struct pdd_dev *d, const char *what)
 	return err > 0 ? -err : -EIO;
 }
 
-int pdd_nbd_open(struct pdd_dev *d)
+/* One more connection to the side's URI: 0, or -errno said. */
+static int connect_one(struct pdd_dev *d)
 {
+	struct pdd_nbd *c = d->nbd;
 	struct nbd_handle *h = nbd_create();
-	int64_t size, min, pref, max;
 
 	if (!h)
 		return nbd_fail(d, "open");
-	d->nbd = h;
-	d->kind = PDD_KIND_NBD;
+	c->h[c->n++] = h;
 	/* a URI's query may name a local file (tls-psk-file=, tls-certificates=):
 	 * allowed, as the user gave it */
 	nbd_set_uri_allow_local_file(h, true);
 	if (nbd_connect_uri(h, d->path) == -1)
 		return nbd_fail(d, "connect to");
+	return 0;
+}
+
+int pdd_nbd_open(struct pdd_dev *d)
+{
+	struct nbd_handle *h;
+	int64_t size, min, pref, max;
+	int err;
+
+	d->nbd = calloc(1, sizeof(struct pdd_nbd));
+	if (!d->nbd)
+		return -ENOMEM;
+	d->kind = PDD_KIND_NBD;
+	err = connect_one(d);
+	if (err)
+		return err;
+	h = ((struct pdd_nbd *)d->nbd)->h[0];
 	size = nbd_get_size(h);
 	if (size < 0)
 		return nbd_fail(d, "get the size of");
@@ -64,20 +82,49 @@ int pdd_nbd_open(struct pdd_dev *d)
 	return 0;
 }
 
+/*
+ * conns=: more connections when the server advertises multi-conn, which
+ * makes them one disk (a flush on one covers all); one otherwise, and a
+ * note when more were asked for.  want 0 is the default.
+ */
+int pdd_nbd_connect(struct pdd_dev *d, unsigned int want)
+{
+	struct pdd_nbd *c = d->nbd;
+	int err = 0;
+
+	if (nbd_can_multi_conn(c->h[0]) != 1) {
+		if (want > 1)
+			pdd_info(0, "'%s' does not advertise multi-conn: conns=%u becomes 1",
+				 d->name, want);
+		return 0;
+	}
+	if (!want)
+		want = PDD_NBD_CONNS;
+	while (!err && c->n < want)
+		err = connect_one(d);
+	return err;
+}
+
 void pdd_nbd_close(struct pdd_dev *d)
 {
-	if (d->nbd) {
-		nbd_shutdown(d->nbd, 0);
-		nbd_close(d->nbd);
-		d->nbd = NULL;
+	struct pdd_nbd *c = d->nbd;
+
+	if (!c)
+		return;
+	for (unsigned int i = 0; i < c->n; i++) {
+		nbd_shutdown(c->h[i], 0);
+		nbd_close(c->h[i]);
 	}
+	free(c);
+	d->nbd = NULL;
 }
 
 /* The dry run's lines on the export: its name, the server's block sizes,
  * and what it can do (after "logical block N, physical block M, "). */
 void pdd_nbd_describe(FILE *f, const struct pdd_dev *d)
 {
-	struct nbd_handle *h = d->nbd;
+	const struct pdd_nbd *c = d->nbd;
+	struct nbd_handle *h = c->h[0];
 	char *name = nbd_get_export_name(h);
 	const struct {
 		int (*can)(struct nbd_handle *);
@@ -89,7 +136,8 @@ void pdd_nbd_describe(FILE *f, const struct pdd_dev *d)
 	};
 	const char *sep = "";
 
-	fprintf(f, "largest transfer %" PRIu64 "\n", d->max_xfer);
+	fprintf(f, "largest transfer %" PRIu64 ", %u connection%s\n", d->max_xfer, c->n,
+		c->n == 1 ? "" : "s");
 	fprintf(f, "          export '%s', ", name ? name : "");
 	free(name);
 	for (size_t i = 0; i < sizeof(feat) / sizeof(feat[0]); i++)

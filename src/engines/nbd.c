@@ -8,14 +8,19 @@
  * (nbd_aio_get_direction), and reap() lets libnbd move (nbd_poll) until
  * something has come back or the time is up.  The server may take any
  * number of commands; depth= bounds them as for the other engines.
+ * With conns=N the side has N connections (include/nbd-side.h); a
+ * request goes to the one with the fewest in flight.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <libnbd.h>
+#include <poll.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "drive.h"
 #include "engine.h"
+#include "nbd-side.h"
 
 struct nbd_priv;
 
@@ -25,11 +30,14 @@ struct nbd_cb {
 	struct nbd_priv *n;
 	struct pdd_req *rq;
 	double sent;			/* when submitted, for timeout= */
+	unsigned int conn;		/* which connection carries it */
 	bool busy;			/* in flight */
 };
 
 struct nbd_priv {
-	struct nbd_handle *h;
+	const struct pdd_nbd *c;	/* the side's connections */
+	unsigned int on[PDD_NBD_MAX_CONNS];	/* in flight on each */
+	uint32_t wflags;		/* LIBNBD_CMD_FLAG_FUA when asked */
 	struct nbd_cb *cbs;		/* per buffer */
 	unsigned int inflight;		/* commands queued, not back */
 	struct pdd_req *done, *done_tail;	/* back, not reaped */
@@ -38,6 +46,15 @@ struct nbd_priv {
 static int nbd_probe(const struct pdd_dev *d)
 {
 	return d->kind == PDD_KIND_NBD ? 0 : -EOPNOTSUPP;
+}
+
+/* libnbd's error on side e, said: -errno */
+static int nbd_failed(struct pdd_engine *e)
+{
+	int err = nbd_get_errno();
+
+	pdd_error("'%s': %s", e->dev->name, nbd_get_error());
+	return err > 0 ? -err : -EIO;
 }
 
 static int nbd_init(struct pdd_engine *e)
@@ -51,7 +68,11 @@ static int nbd_init(struct pdd_engine *e)
 		free(n);
 		return -ENOMEM;
 	}
-	n->h = e->dev->nbd;
+	n->c = e->dev->nbd;
+	/* oflag=fua or dsync: each write durable when it is back, if the
+	 * server can; the flush at the end covers the rest */
+	if ((e->dev->flags & (PDD_F_FUA | PDD_F_DSYNC)) && nbd_can_fua(n->c->h[0]) == 1)
+		n->wflags = LIBNBD_CMD_FLAG_FUA;
 	e->priv = n;
 	return 0;
 }
@@ -93,6 +114,7 @@ static int back(void *data, int *error)
 		n->done = rq;
 	n->done_tail = rq;
 	n->inflight--;
+	n->on[c->conn]--;
 	return 1;	/* retire the command */
 }
 
@@ -101,25 +123,31 @@ static int nbd_submit(struct pdd_engine *e, struct pdd_req *rq)
 	struct nbd_priv *n = e->priv;
 	struct nbd_cb *c = &n->cbs[rq->buf_idx];
 	nbd_completion_callback cb = { .callback = back, .user_data = c };
+	struct nbd_handle *h;
 	int64_t cookie;
+	unsigned int k = 0;
 
 	if (n->inflight >= e->depth)
 		return PDD_BUSY;
+	for (unsigned int i = 1; i < n->c->n; i++)
+		if (n->on[i] < n->on[k])
+			k = i;
+	h = n->c->h[k];
 	c->n = n;
 	c->rq = rq;
 	c->sent = pdd_now();
+	c->conn = k;
 	c->busy = true;
 	if (rq->op == PDD_OP_READ)
-		cookie = nbd_aio_pread(n->h, rq->buf, rq->len, rq->off, cb, 0);
+		cookie = nbd_aio_pread(h, rq->buf, rq->len, rq->off, cb, 0);
 	else
-		cookie = nbd_aio_pwrite(n->h, rq->buf, rq->len, rq->off, cb, 0);
+		cookie = nbd_aio_pwrite(h, rq->buf, rq->len, rq->off, cb, n->wflags);
 	if (cookie == -1) {
-		int err = nbd_get_errno();
-
-		pdd_error("'%s': %s", e->dev->name, nbd_get_error());
-		return err > 0 ? -err : -EIO;
+		c->busy = false;
+		return nbd_failed(e);
 	}
 	n->inflight++;
+	n->on[k]++;
 	return PDD_QUEUED;
 }
 
@@ -141,6 +169,60 @@ static int too_old(struct pdd_engine *e)
 	return 0;
 }
 
+static void want(const struct nbd_priv *n, struct pollfd *pfd, unsigned int i)
+{
+	unsigned int dir = nbd_aio_get_direction(n->c->h[i]);
+
+	pfd->fd = nbd_aio_get_fd(n->c->h[i]);
+	pfd->events = (dir & LIBNBD_AIO_DIRECTION_READ ? POLLIN : 0) |
+		      (dir & LIBNBD_AIO_DIRECTION_WRITE ? POLLOUT : 0);
+	pfd->revents = 0;
+}
+
+/* The connections' sockets, each for what its state machine waits on. */
+static unsigned int nbd_pollfd(struct pdd_engine *e, struct pollfd *pfd, unsigned int max)
+{
+	struct nbd_priv *n = e->priv;
+	unsigned int i;
+
+	for (i = 0; i < n->c->n && i < max; i++)
+		want(n, &pfd[i], i);
+	return i;
+}
+
+/* Let each connection's state machine move as its socket allows, waiting
+ * up to timeout_ms for one: 0, or -errno said. */
+static int step(struct pdd_engine *e, int timeout_ms)
+{
+	struct nbd_priv *n = e->priv;
+	struct pollfd pfd[PDD_NBD_MAX_CONNS];
+	unsigned int k = n->c->n;
+	int r;
+
+	for (unsigned int i = 0; i < k; i++)
+		want(n, &pfd[i], i);
+	r = poll(pfd, k, timeout_ms);
+	if (r < 0 && errno != EINTR) {
+		r = -errno;
+		pdd_error("'%s': poll: %s", e->dev->name, strerror(-r));
+		return r;
+	}
+	if (r <= 0)
+		return 0;
+	for (unsigned int i = 0; i < k; i++) {
+		struct nbd_handle *h = n->c->h[i];
+
+		/* as nbd_poll does: a hang-up is read, to find the end */
+		if (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)) {
+			if (nbd_aio_notify_read(h) == -1)
+				return nbd_failed(e);
+		} else if ((pfd[i].revents & POLLOUT) && nbd_aio_notify_write(h) == -1) {
+			return nbd_failed(e);
+		}
+	}
+	return 0;
+}
+
 static int nbd_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int max,
 		    int timeout_ms)
 {
@@ -150,16 +232,14 @@ static int nbd_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int ma
 
 	if (err)
 		return err;
-
 	/* send what is queued and take what has come, without waiting;
 	 * then wait for the server if nothing came and there is time */
-	while (nbd_aio_get_direction(n->h) & LIBNBD_AIO_DIRECTION_WRITE)
-		if (nbd_poll(n->h, 0) <= 0)
-			break;
-	if (!n->done && n->inflight && nbd_poll(n->h, 0) == -1)
-		goto fail;
-	if (!n->done && n->inflight && timeout_ms > 0 && nbd_poll(n->h, timeout_ms) == -1)
-		goto fail;
+	if (n->inflight)
+		err = step(e, 0);
+	if (!err && !n->done && n->inflight && timeout_ms > 0)
+		err = step(e, timeout_ms);
+	if (err)
+		return err;
 	while (got < max && n->done) {
 		done[got++] = n->done;
 		n->done = n->done->next;
@@ -167,24 +247,6 @@ static int nbd_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int ma
 	if (!n->done)
 		n->done_tail = NULL;
 	return (int)got;
-fail:
-	if (nbd_get_errno() == EINTR)
-		return 0;
-	pdd_error("'%s': %s", e->dev->name, nbd_get_error());
-	return nbd_get_errno() > 0 ? -nbd_get_errno() : -EIO;
-}
-
-static unsigned int nbd_pollfd(struct pdd_engine *e, struct pollfd *pfd, unsigned int max)
-{
-	struct nbd_priv *n = e->priv;
-	unsigned int dir = nbd_aio_get_direction(n->h);
-
-	if (!max)
-		return 0;
-	pfd->fd = nbd_aio_get_fd(n->h);
-	pfd->events = (dir & LIBNBD_AIO_DIRECTION_READ ? POLLIN : 0) |
-		      (dir & LIBNBD_AIO_DIRECTION_WRITE ? POLLOUT : 0);
-	return 1;
 }
 
 /* NBD FLUSH, as fsync on a disk; a server that has none writes through */
@@ -192,12 +254,13 @@ static int nbd_flush_side(struct pdd_engine *e)
 {
 	struct nbd_priv *n = e->priv;
 
-	if (nbd_can_flush(n->h) != 1)
+	if (nbd_can_flush(n->c->h[0]) != 1)
 		return 0;
-	if (nbd_flush(n->h, 0) == -1) {
-		pdd_error("'%s': %s", e->dev->name, nbd_get_error());
-		return nbd_get_errno() > 0 ? -nbd_get_errno() : -EIO;
-	}
+	/* multi-conn makes one connection's flush cover all; each is
+	 * flushed anyway, for a round trip each */
+	for (unsigned int i = 0; i < n->c->n; i++)
+		if (nbd_flush(n->c->h[i], 0) == -1)
+			return nbd_failed(e);
 	return 0;
 }
 
