@@ -18,6 +18,11 @@
 #                          request meeting a bad sector fails alone
 #   add_partition DISK N START LEN  a partition node of a loop device, in
 #                          $part; deleted at exit
+#   serve NAME ARGS...     an NBD server (nbdkit ARGS) on $T/NAME.sock with
+#                          the pid in $T/NAME.pid; stopped by that pid at exit
+#   serve_qemu NAME ARGS.. the same with qemu-nbd ARGS
+#   stop_server NAME       stop it now (and wait for it)
+#   uri NAME               its nbd+unix URI
 # Only the loop devices this test made are ever detached.
 set -u
 
@@ -34,9 +39,13 @@ T=$(mktemp -d "${PDD_TEST_DIR:-/var/tmp}/pdd-$name.XXXXXX")
 : >"$T/.loops"
 : >"$T/.mounts"
 : >"$T/.parts"
+: >"$T/.servers"
 
 cleanup() {
 	local dev p
+	while read -r p; do
+		[ -n "$p" ] && kill "$p" 2>/dev/null
+	done <"$T/.servers"
 	# a loop device keeps added partitions after it is detached: they go
 	# first (a moment after their last user lets go)
 	while read -r p; do
@@ -177,3 +186,25 @@ zeros() {
 	cmp -s -n $(($3 * lbs)) -i $(($2 * lbs)):0 -- "$1" /dev/zero ||
 		fail "$1 blocks $2+$3 are not zero (line ${BASH_LINENO[0]})"
 }
+
+# NBD servers on Unix sockets in $T, known by their pid files
+serve() {
+	local name=$1
+	shift
+	nbdkit -U "$T/$name.sock" -P "$T/$name.pid" "$@" || fail "nbdkit $* did not start"
+	cat "$T/$name.pid" >>"$T/.servers"
+}
+serve_qemu() {
+	local name=$1
+	shift
+	qemu-nbd -k "$T/$name.sock" --pid-file="$T/$name.pid" --fork "$@" ||
+		fail "qemu-nbd $* did not start"
+	cat "$T/$name.pid" >>"$T/.servers"
+}
+stop_server() {
+	local p
+	p=$(cat "$T/$1.pid")
+	kill "$p" 2>/dev/null
+	while kill -0 "$p" 2>/dev/null; do sleep 0.05; done
+}
+uri() { echo "nbd+unix:///?socket=$T/$1.sock"; }

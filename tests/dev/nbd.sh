@@ -12,24 +12,6 @@ command -v nbdkit >/dev/null || skip "no nbdkit (package nbdkit)"
 command -v nbdcopy >/dev/null || skip "no nbdcopy (package libnbd-bin)"
 
 MiB=1048576
-pids=()
-# serve NAME ARGS...: nbdkit on $T/NAME.sock, its pid kept for the end
-serve() {
-	local name=$1
-	shift
-	nbdkit -U "$T/$name.sock" -P "$T/$name.pid" "$@" || fail "nbdkit $* did not start"
-	pids+=("$(cat "$T/$name.pid")")
-}
-stop_servers() {
-	local p
-	for p in "${pids[@]}"; do
-		kill "$p" 2>/dev/null
-	done
-	pids=()
-}
-trap 'stop_servers; cleanup' EXIT
-uri() { echo "nbd+unix:///?socket=$T/$1.sock"; }
-
 "$STAMP" fill "$T/src" 0 $((8 * MiB)) 13
 cp "$T/src" "$T/disk"
 serve a file "$T/disk"
