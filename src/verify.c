@@ -116,8 +116,10 @@ int pdd_verify_check(const struct pdd_opts *o, const struct pdd_dev *in,
  * take, as the copy does.  An sg device is opened for reading and
  * writing, as the driver's asynchronous interface needs (or its open
  * descriptor shared), and read with SCSI READ commands as in the copy.
+ * An NBD export is connected to again.
  */
-static int open_side(struct pdd_dev *v, const struct pdd_dev *d, int std_fd)
+static int open_side(struct pdd_dev *v, const struct pdd_dev *d, int std_fd,
+		     unsigned int conns)
 {
 	bool want = d->kind == PDD_KIND_BLOCK || d->kind == PDD_KIND_RAW ||
 		    d->kind == PDD_KIND_FILE;
@@ -131,6 +133,20 @@ static int open_side(struct pdd_dev *v, const struct pdd_dev *d, int std_fd)
 	v->direct = false;
 	v->own_fd = true;
 	v->fd = v->fd_buf = -1;
+	v->nbd = NULL;		/* the copy's connections are its own */
+	if (d->kind == PDD_KIND_NBD) {
+#ifdef HAVE_LIBNBD
+		/* connections of its own, as a file is opened again */
+		err = pdd_nbd_open(v);
+		if (!err)
+			err = pdd_nbd_connect(v, conns);
+		if (err)
+			pdd_dev_close(v);
+		return err;
+#else
+		return -EPROTONOSUPPORT;	/* never opened without libnbd */
+#endif
+	}
 	if (!strcmp(path, "-")) {
 		/* standard input or output redirected from or to a file (the
 		 * shell's descriptor: the copy has closed its own by now) */
@@ -469,9 +485,9 @@ int pdd_verify(const struct pdd_plan *p, const struct pdd_dev *in,
 	r->verified = false;
 	r->verify_blocks = r->verify_diff = r->verify_first = 0;
 
-	err = open_side(&v.side[PDD_IN], in, STDIN_FILENO);
+	err = open_side(&v.side[PDD_IN], in, STDIN_FILENO, o->conns);
 	if (!err)
-		err = open_side(&v.side[PDD_OUT], out, STDOUT_FILENO);
+		err = open_side(&v.side[PDD_OUT], out, STDOUT_FILENO, o->conns);
 	if (!err)
 		err = setup(&v);
 	if (err) {

@@ -206,5 +206,6 @@ stop_server() {
 	p=$(cat "$T/$1.pid")
 	kill "$p" 2>/dev/null
 	while kill -0 "$p" 2>/dev/null; do sleep 0.05; done
+	rm -f "$T/$1.sock"	# nbdkit leaves it, and a new one could not bind
 }
 uri() { echo "nbd+unix:///?socket=$T/$1.sock"; }
