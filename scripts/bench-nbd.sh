@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/bench-nbd.sh - pdd against nbdcopy on NBD exports.
 #
-# Two nbdkit servers (file plugin) on Unix sockets serve files in /dev/shm,
+# Two nbdkit servers (file plugin) on Unix sockets (TCP=1: on 127.0.0.1,
+# ports PORT and PORT+1) serve files in /dev/shm,
 # so that no disk sets the pace: what shows is each client's cost per
 # request and how well it keeps the server busy.  nbdkit's delay filter
 # can hold every request LATENCY_MS milliseconds, like a network's round
@@ -30,7 +31,7 @@
 #
 # Settings (environment):
 #   SIZE_MIB=512 XFERS="65536 262144 1048576" LATENCIES="0 1" RUNS=5
-#   PAIRS="nbd-file file-nbd nbd-nbd" CONNS="1 2 8" SYNC=0
+#   PAIRS="nbd-file file-nbd nbd-nbd" CONNS="1 2 8" SYNC=0 TCP=0 PORT=10809
 #   OUT=results/bench-nbd-DATE PDD=./pdd PDD_BASE=
 # Writes runs.csv, summary.csv and table.txt into OUT and prints the table.
 # Needs nbdkit, nbdcopy (libnbd-bin), cmp, bc, /usr/bin/time; no root.
@@ -44,13 +45,15 @@ RUNS=${RUNS:-5}
 PAIRS=${PAIRS:-nbd-file file-nbd nbd-nbd}
 CONNS=${CONNS:-1 2 8}
 SYNC=${SYNC:-0}
+TCP=${TCP:-0}
+PORT=${PORT:-10809}
 PDD_BASE=${PDD_BASE:-}
 OUT=${OUT:-results/bench-nbd-$(date +%Y%m%d-%H%M%S)}
 PDD=${PDD:-./pdd}
 DIR=${DIR:-/dev/shm/pdd-bench-nbd.$$}
 
 die() { echo "bench-nbd.sh: $*" >&2; exit 1; }
-[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
+[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
 for c in nbdkit nbdcopy cmp awk bc; do
 	command -v "$c" >/dev/null || die "'$c' not found (scripts/install-deps.sh installs it)"
 done
@@ -74,10 +77,11 @@ A=$DIR/a.img B=$DIR/b.img F=$DIR/f.img
 head -c $((SIZE_MIB << 20)) /dev/urandom >"$A"
 truncate -s $((SIZE_MIB << 20)) "$B" "$F"
 UA="nbd+unix:///?socket=$DIR/a.sock" UB="nbd+unix:///?socket=$DIR/b.sock"
+[[ $TCP == 1 ]] && UA="nbd://127.0.0.1:$PORT/" UB="nbd://127.0.0.1:$((PORT + 1))/"
 
 # serve LAT: both exports, each request held LAT ms when LAT > 0
 serve() {
-	local n f filter=() delay=()
+	local n f filter=() delay=() where
 	stop_servers
 	if (( $1 > 0 )); then
 		filter=(--filter=delay)
@@ -85,7 +89,12 @@ serve() {
 	fi
 	for n in a b; do
 		f=$DIR/$n.img
-		nbdkit -U "$DIR/$n.sock" -P "$DIR/$n.pid" "${filter[@]}" file "$f" "${delay[@]}" ||
+		where=(-U "$DIR/$n.sock")
+		if [[ $TCP == 1 ]]; then
+			where=(-i 127.0.0.1 -p "$PORT")
+			[[ $n == b ]] && where=(-i 127.0.0.1 -p "$((PORT + 1))")
+		fi
+		nbdkit "${where[@]}" -P "$DIR/$n.pid" "${filter[@]}" file "$f" "${delay[@]}" ||
 			die "nbdkit did not start"
 		servers+=("$(cat "$DIR/$n.pid")")
 	done
