@@ -187,19 +187,28 @@ zeros() {
 		fail "$1 blocks $2+$3 are not zero (line ${BASH_LINENO[0]})"
 }
 
-# NBD servers on Unix sockets in $T, known by their pid files
+# NBD servers on Unix sockets in $T, known by their pid files, which a
+# server may write a moment after it has said it is ready
+served() {
+	for _ in $(seq 100); do
+		[ -s "$T/$1.pid" ] && break
+		sleep 0.05
+	done
+	[ -s "$T/$1.pid" ] || fail "server $1 wrote no pid file"
+	cat "$T/$1.pid" >>"$T/.servers"
+}
 serve() {
 	local name=$1
 	shift
 	nbdkit -U "$T/$name.sock" -P "$T/$name.pid" "$@" || fail "nbdkit $* did not start"
-	cat "$T/$name.pid" >>"$T/.servers"
+	served "$name"
 }
 serve_qemu() {
 	local name=$1
 	shift
 	qemu-nbd -k "$T/$name.sock" --pid-file="$T/$name.pid" --fork "$@" ||
 		fail "qemu-nbd $* did not start"
-	cat "$T/$name.pid" >>"$T/.servers"
+	served "$name"
 }
 stop_server() {
 	local p
