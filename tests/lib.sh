@@ -21,6 +21,7 @@
 #   serve NAME ARGS...     an NBD server (nbdkit ARGS) on $T/NAME.sock with
 #                          the pid in $T/NAME.pid; stopped by that pid at exit
 #   serve_qemu NAME ARGS.. the same with qemu-nbd ARGS
+#   serve_tcp NAME ARGS... nbdkit ARGS on 127.0.0.1, a free port in $port
 #   stop_server NAME       stop it now (and wait for it)
 #   uri NAME               its nbd+unix URI
 # Only the loop devices this test made are ever detached.
@@ -209,6 +210,17 @@ serve_qemu() {
 	qemu-nbd -k "$T/$name.sock" --pid-file="$T/$name.pid" --fork "$@" ||
 		fail "qemu-nbd $* did not start"
 	served "$name"
+}
+serve_tcp() {
+	local name=$1
+	shift
+	# a port nobody holds: nbdkit fails at once on one that is taken
+	for _ in $(seq 20); do
+		port=$((20000 + RANDOM % 40000))
+		nbdkit -i 127.0.0.1 -p "$port" -P "$T/$name.pid" "$@" 2>"$T/$name.err" &&
+			{ served "$name"; return; }
+	done
+	fail "nbdkit $* did not start on 127.0.0.1: $(cat "$T/$name.err")"
 }
 stop_server() {
 	local p

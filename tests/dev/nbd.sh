@@ -45,6 +45,25 @@ cmp -s -i $((3 * 4096)):$((5 * 4096)) -n $((1000 * 4096)) "$T/src2" "$T/disk" ||
 	fail "the range written to the export differs"
 cmp -s -n $((5 * 4096)) "$T/src" "$T/disk" || fail "bytes before seek= changed"
 
+# over TCP, with an export name in the URI (nbdkit serves any name)
+serve_tcp tcp file "$T/disk"
+"$PDD" if="nbd://127.0.0.1:$port/sdb" of="$T/out" --dry-run >"$T/plan" 2>"$T/err" ||
+	fail "dry run over TCP failed: $(cat "$T/err")"
+grep -qx "          export 'sdb', multi-conn, flush, FUA, zero, trim" "$T/plan" ||
+	fail "dry run over TCP: the export: $(cat "$T/plan")"
+run_pdd if="nbd://127.0.0.1:$port/sdb" of="$T/out3"
+expect_rc 0
+same_bytes "$T/disk" "$T/out3"
+
+# nbds:// never falls back to plain text: a server without TLS is refused
+# before anything is read or written
+rm -f "$T/out4"
+run_pdd if="nbds+unix:///?socket=$T/a.sock" of="$T/out4"
+expect_rc 15
+grep -q "^pdd: cannot connect to 'nbds+unix:///?socket=$T/a.sock': .*TLS" "$T/err" ||
+	fail "nbds:// to a server without TLS: $(cat "$T/err")"
+[ ! -e "$T/out4" ] || fail "nbds:// to a server without TLS created the output"
+
 # a read-only export is refused as the output, and nothing is written
 serve ro file "$T/src" --readonly
 cp "$T/disk" "$T/before"
