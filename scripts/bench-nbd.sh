@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # scripts/bench-nbd.sh - pdd against nbdcopy on NBD exports.
 #
-# Two nbdkit servers (file plugin) on Unix sockets (TCP=1: on 127.0.0.1,
-# ports PORT and PORT+1) serve files in /dev/shm,
+# Two nbdkit servers on Unix sockets (TCP=1: on 127.0.0.1, ports PORT and
+# PORT+1), with the file plugin over files in /dev/shm (PLUGIN=memory: the
+# memory plugin, the input filled by nbdcopy first),
 # so that no disk sets the pace: what shows is each client's cost per
 # request and how well it keeps the server busy.  nbdkit's delay filter
 # can hold every request LATENCY_MS milliseconds, like a network's round
@@ -16,13 +17,15 @@
 #             connections, 64 requests in flight on each, writes in any
 #             order; --flush so that it ends durable, as pdd does)
 #   nbdcopy-sync  the same with --synchronous: one request at a time, in
-#             order (only when SYNC=1)
+#             order (SYNC=0 leaves it out)
+#   qemu-img  qemu-img convert -n -f raw -O raw IN OUT     (in order)
 #   pdd       pdd if=IN of=OUT bs=512 bpt=X/512     (its defaults)
 #   pdd-cN    the same with conns=N, for each N in $CONNS
 #   base      pdd with PDD_BASE, an earlier pdd, when given
 # The tools run interleaved, RUNS rounds, the order rotated every round.
 # Each tool's first copy at each setting is checked: the output is zeroed
-# first and compared with the input after.  The table gives medians
+# first, and compared with the input after (an export read back by
+# nbdcopy).  The table gives medians
 # (MiB/s, CPU seconds per GiB of the client from /usr/bin/time; nbdkit's
 # CPU is not in it) and the ratio to nbdcopy (above 1: pdd is faster).
 #
@@ -31,10 +34,12 @@
 #
 # Settings (environment):
 #   SIZE_MIB=512 XFERS="65536 262144 1048576" LATENCIES="0 1" RUNS=5
-#   PAIRS="nbd-file file-nbd nbd-nbd" CONNS="1 2 8" SYNC=0 TCP=0 PORT=10809
+#   PAIRS="nbd-file file-nbd nbd-nbd" CONNS="1 2 4" SYNC=1 TCP=0 PORT=10809
+#   PLUGIN=file QEMU=1
 #   OUT=results/bench-nbd-DATE PDD=./pdd PDD_BASE=
 # Writes runs.csv, summary.csv and table.txt into OUT and prints the table.
-# Needs nbdkit, nbdcopy (libnbd-bin), cmp, bc, /usr/bin/time; no root.
+# Needs nbdkit, nbdcopy (libnbd-bin), qemu-img (qemu-utils) for QEMU=1,
+# cmp, bc, /usr/bin/time; no root.
 
 set -euo pipefail
 
@@ -43,8 +48,10 @@ XFERS=${XFERS:-65536 262144 1048576}
 LATENCIES=${LATENCIES:-0 1}
 RUNS=${RUNS:-5}
 PAIRS=${PAIRS:-nbd-file file-nbd nbd-nbd}
-CONNS=${CONNS:-1 2 8}
-SYNC=${SYNC:-0}
+CONNS=${CONNS:-1 2 4}
+SYNC=${SYNC:-1}
+QEMU=${QEMU:-1}
+PLUGIN=${PLUGIN:-file}
 TCP=${TCP:-0}
 PORT=${PORT:-10809}
 PDD_BASE=${PDD_BASE:-}
@@ -53,7 +60,9 @@ PDD=${PDD:-./pdd}
 DIR=${DIR:-/dev/shm/pdd-bench-nbd.$$}
 
 die() { echo "bench-nbd.sh: $*" >&2; exit 1; }
-[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
+[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,45p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
+[[ $PLUGIN == file || $PLUGIN == memory ]] || die "PLUGIN is file or memory"
+[[ $QEMU == 1 ]] && { command -v qemu-img >/dev/null || die "'qemu-img' not found (package qemu-utils; or QEMU=0)"; }
 for c in nbdkit nbdcopy cmp awk bc; do
 	command -v "$c" >/dev/null || die "'$c' not found (scripts/install-deps.sh installs it)"
 done
@@ -75,13 +84,14 @@ stop_servers() {
 trap 'stop_servers; rm -rf "$DIR"' EXIT
 A=$DIR/a.img B=$DIR/b.img F=$DIR/f.img
 head -c $((SIZE_MIB << 20)) /dev/urandom >"$A"
-truncate -s $((SIZE_MIB << 20)) "$B" "$F"
+Z=$DIR/z.img
+truncate -s $((SIZE_MIB << 20)) "$B" "$F" "$Z"
 UA="nbd+unix:///?socket=$DIR/a.sock" UB="nbd+unix:///?socket=$DIR/b.sock"
 [[ $TCP == 1 ]] && UA="nbd://127.0.0.1:$PORT/" UB="nbd://127.0.0.1:$((PORT + 1))/"
 
 # serve LAT: both exports, each request held LAT ms when LAT > 0
 serve() {
-	local n f filter=() delay=() where
+	local n f filter=() delay=() where plugin
 	stop_servers
 	if (( $1 > 0 )); then
 		filter=(--filter=delay)
@@ -94,24 +104,30 @@ serve() {
 			where=(-i 127.0.0.1 -p "$PORT")
 			[[ $n == b ]] && where=(-i 127.0.0.1 -p "$((PORT + 1))")
 		fi
-		nbdkit "${where[@]}" -P "$DIR/$n.pid" "${filter[@]}" file "$f" "${delay[@]}" ||
+		plugin=(file "$f")
+		[[ $PLUGIN == memory ]] && plugin=(memory "$((SIZE_MIB << 20))")
+		nbdkit "${where[@]}" -P "$DIR/$n.pid" "${filter[@]}" "${plugin[@]}" "${delay[@]}" ||
 			die "nbdkit did not start"
+		for _ in $(seq 100); do [[ -s $DIR/$n.pid ]] && break; sleep 0.05; done
 		servers+=("$(cat "$DIR/$n.pid")")
 	done
+	[[ $PLUGIN == memory ]] && { nbdcopy "$A" "$UA" || die "cannot fill export A"; }
+	return 0
 }
 
 TOOLS=(nbdcopy pdd)
 [[ $SYNC == 1 ]] && TOOLS+=(nbdcopy-sync)
+[[ $QEMU == 1 ]] && TOOLS+=(qemu-img)
 for c in $CONNS; do TOOLS+=("pdd-c$c"); done
 [[ -z $PDD_BASE ]] || TOOLS+=(base)
 echo "pair,tool,latency_ms,xfer,run,secs,cpu_secs,mib_s" >"$OUT/runs.csv"
 
-# sides PAIR: the input and output in IN and OUTP, the output's file in OF
+# sides PAIR: the input and output in IN and OUTP
 sides() {
 	case $1 in
-	nbd-file) IN=$UA OUTP=$F OF=$F ;;
-	file-nbd) IN=$A OUTP=$UB OF=$B ;;
-	nbd-nbd)  IN=$UA OUTP=$UB OF=$B ;;
+	nbd-file) IN=$UA OUTP=$F ;;
+	file-nbd) IN=$A OUTP=$UB ;;
+	nbd-nbd)  IN=$UA OUTP=$UB ;;
 	*)        die "unknown pair '$1' (nbd-file, file-nbd, nbd-nbd)" ;;
 	esac
 }
@@ -124,6 +140,7 @@ run() {
 	case $tool in
 	nbdcopy)      cmd=(nbdcopy --request-size="$x" --flush "$IN" "$OUTP") ;;
 	nbdcopy-sync) cmd=(nbdcopy --request-size="$x" --flush --synchronous "$IN" "$OUTP") ;;
+	qemu-img)     cmd=(qemu-img convert -n -f raw -O raw "$IN" "$OUTP") ;;
 	pdd)          cmd=("$PDD" if="$IN" of="$OUTP" bs=512 bpt="$bpt") ;;
 	pdd-c*)       cmd=("$PDD" if="$IN" of="$OUTP" bs=512 bpt="$bpt" conns="${tool#pdd-c}") ;;
 	base)         cmd=("$PDD_BASE" if="$IN" of="$OUTP" bs=512 bpt="$bpt") ;;
@@ -140,10 +157,21 @@ run() {
 
 # check PAIR TOOL LAT X: the output zeroed, one copy, then it must equal A
 check() {
+	local got
 	sides "$1"
-	dd if=/dev/zero of="$OF" bs=1M count="$SIZE_MIB" conv=notrunc status=none
+	got=$OUTP
+	if [[ $OUTP == "$F" ]]; then
+		dd if=/dev/zero of="$F" bs=1M count="$SIZE_MIB" conv=notrunc status=none
+	else
+		nbdcopy "$Z" "$OUTP" || die "cannot zero $OUTP"
+	fi
 	run "$1" "$2" "$3" "$4" 0
-	cmp -s "$A" "$OF" || die "$2 copied wrongly ($1, latency $3 ms, xfer $4)"
+	if [[ $OUTP != "$F" ]]; then
+		got=$DIR/got.img
+		nbdcopy "$OUTP" "$got" || die "cannot read $OUTP back"
+	fi
+	cmp -s "$A" "$got" || die "$2 copied wrongly ($1, latency $3 ms, xfer $4)"
+	rm -f "$DIR/got.img"
 }
 
 for lat in $LATENCIES; do
@@ -181,7 +209,7 @@ END {
 	>"$OUT/summary.csv"
 
 {
-	echo "NBD exports (nbdkit file plugin on /dev/shm), $SIZE_MIB MiB per copy, $RUNS rounds, medians"
+	echo "NBD exports (nbdkit $PLUGIN plugin$([[ $PLUGIN == file ]] && echo " on /dev/shm"), $([[ $TCP == 1 ]] && echo "TCP 127.0.0.1" || echo "Unix sockets")), $SIZE_MIB MiB per copy, $RUNS rounds, medians"
 	printf '%-9s %-13s %6s %8s %10s %12s %11s\n' pair tool lat_ms xfer MiB/s "CPU s/GiB" "vs nbdcopy"
 	tail -n +2 "$OUT/summary.csv" |
 		awk -F, '{ printf "%-9s %-13s %6s %8s %10s %12s %10s\n", $1, $2, $3, $4, $5, $6, $7 "x" }'
