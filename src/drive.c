@@ -360,9 +360,8 @@ int pdd_drive_run(struct pdd_drive *d)
 }
 
 /* Make what was written to side k (dev) durable; nothing may be in
- * flight.  An engine with a flush of its own does it (none has one yet:
- * it is for sides that are not a local descriptor); for the others the
- * descriptors are synced. */
+ * flight.  An engine with a flush of its own does it (nbd: a side that is
+ * not a local descriptor); for the others the descriptors are synced. */
 int pdd_drive_flush(struct pdd_drive *d, int k, struct pdd_dev *dev)
 {
 	struct pdd_engine *e = &d->eng[k];

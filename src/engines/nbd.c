@@ -30,6 +30,7 @@ struct nbd_cb {
 	struct nbd_priv *n;
 	struct pdd_req *rq;
 	double sent;			/* when submitted, for timeout= */
+	size_t len;			/* bytes asked of the server */
 	unsigned int conn;		/* which connection carries it */
 	bool busy;			/* in flight */
 };
@@ -96,23 +97,27 @@ static void nbd_exit(struct pdd_engine *e)
 	e->priv = NULL;
 }
 
-/* libnbd's completion callback: the command is back (error: an errno) */
-static int back(void *data, int *error)
+static void finish(struct nbd_priv *n, struct pdd_req *rq, ssize_t res)
 {
-	struct nbd_cb *c = data;
-	struct pdd_req *rq = c->rq;
-	struct nbd_priv *n = c->n;
-
-	c->busy = false;
-	if (!n)
-		return 1;	/* the engine has ended (nbd_exit) */
-	rq->res = *error ? -*error : (ssize_t)rq->len;
+	rq->res = res;
 	rq->next = NULL;
 	if (n->done_tail)
 		n->done_tail->next = rq;
 	else
 		n->done = rq;
 	n->done_tail = rq;
+}
+
+/* libnbd's completion callback: the command is back (error: an errno) */
+static int back(void *data, int *error)
+{
+	struct nbd_cb *c = data;
+	struct nbd_priv *n = c->n;
+
+	c->busy = false;
+	if (!n)
+		return 1;	/* the engine has ended (nbd_exit) */
+	finish(n, c->rq, *error ? -*error : (ssize_t)c->len);
 	n->inflight--;
 	n->on[c->conn]--;
 	return 1;	/* retire the command */
@@ -126,7 +131,17 @@ static int nbd_submit(struct pdd_engine *e, struct pdd_req *rq)
 	struct nbd_handle *h;
 	int64_t cookie;
 	unsigned int k = 0;
+	uint64_t size = e->dev->size;
+	size_t len = rq->len;
 
+	/* the server refuses a request past the export's end: there a read
+	 * is short and a write fails, as on a block device */
+	if (rq->off >= size) {
+		finish(n, rq, rq->op == PDD_OP_READ ? 0 : -ENOSPC);
+		return PDD_QUEUED;
+	}
+	if (len > size - rq->off)
+		len = size - rq->off;
 	if (n->inflight >= e->depth)
 		return PDD_BUSY;
 	for (unsigned int i = 1; i < n->c->n; i++)
@@ -137,11 +152,12 @@ static int nbd_submit(struct pdd_engine *e, struct pdd_req *rq)
 	c->rq = rq;
 	c->sent = pdd_now();
 	c->conn = k;
+	c->len = len;
 	c->busy = true;
 	if (rq->op == PDD_OP_READ)
-		cookie = nbd_aio_pread(h, rq->buf, rq->len, rq->off, cb, 0);
+		cookie = nbd_aio_pread(h, rq->buf, len, rq->off, cb, 0);
 	else
-		cookie = nbd_aio_pwrite(h, rq->buf, rq->len, rq->off, cb, n->wflags);
+		cookie = nbd_aio_pwrite(h, rq->buf, len, rq->off, cb, n->wflags);
 	if (cookie == -1) {
 		c->busy = false;
 		return nbd_failed(e);
@@ -249,19 +265,50 @@ static int nbd_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int ma
 	return (int)got;
 }
 
-/* NBD FLUSH, as fsync on a disk; a server that has none writes through */
+/*
+ * NBD FLUSH on every connection, as fsync on a disk (multi-conn makes one
+ * cover all; each costs a round trip); a server that has none writes
+ * through.  timeout= bounds it as it does a request, and a connection
+ * that has closed is said once rather than by libnbd's state name.
+ */
 static int nbd_flush_side(struct pdd_engine *e)
 {
 	struct nbd_priv *n = e->priv;
+	int64_t cookie[PDD_NBD_MAX_CONNS];
+	double t0 = pdd_now(), limit = e->dev->timeout_ms / 1000.0;
+	unsigned int left = n->c->n;
+	int err = 0;
 
 	if (nbd_can_flush(n->c->h[0]) != 1)
 		return 0;
-	/* multi-conn makes one connection's flush cover all; each is
-	 * flushed anyway, for a round trip each */
-	for (unsigned int i = 0; i < n->c->n; i++)
-		if (nbd_flush(n->c->h[i], 0) == -1)
+	for (unsigned int i = 0; i < n->c->n; i++) {
+		if (!nbd_aio_is_ready(n->c->h[i]) && !nbd_aio_is_processing(n->c->h[i])) {
+			pdd_error("'%s': the connection has closed: cannot flush", e->dev->name);
+			return -ENOTCONN;
+		}
+		cookie[i] = nbd_aio_flush(n->c->h[i], NBD_NULL_COMPLETION, 0);
+		if (cookie[i] == -1)
 			return nbd_failed(e);
-	return 0;
+	}
+	while (left && !err) {
+		if (e->dev->timeout_ms && pdd_now() - t0 > limit) {
+			pdd_error("'%s': no answer to a flush for %.0f s (timeout=%u)", e->dev->name,
+				  pdd_now() - t0, e->dev->timeout_ms / 1000);
+			return -ETIMEDOUT;
+		}
+		err = step(e, 100);
+		for (unsigned int i = 0; !err && i < n->c->n; i++) {
+			int r = cookie[i] < 0 ? 0 : nbd_aio_command_completed(n->c->h[i], cookie[i]);
+
+			if (r == -1)
+				err = nbd_failed(e);
+			if (r) {
+				cookie[i] = -1;
+				left--;
+			}
+		}
+	}
+	return err;
 }
 
 const struct pdd_engine_ops pdd_nbd_ops = {
