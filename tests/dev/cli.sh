@@ -54,7 +54,7 @@ done
 pdd --help >"$T/help" || fail "--help exit status"
 head -1 "$T/help" | grep -qx "Usage: pdd \[OPERAND\]... \[OPTION\]..." || fail "--help first line"
 [ "$(pdd --version | head -1)" = "pdd 0.1.0" ] || fail "--version"
-pdd --version | grep -qx "engines: auto, .*threads\(, sg\)\?" || fail "--version engines line"
+pdd --version | grep -qx "engines: auto, .*threads\(, sg\)\?\(, nbd\)\?" || fail "--version engines line"
 
 # a missing input: 50 + ENOENT
 run_pdd if="$T/none" of="$T/new"
