@@ -235,7 +235,17 @@ int pdd_dev_pick_fd(const struct pdd_dev *d, uint64_t off, size_t len,
 /* nbd-side.c (with libnbd) */
 bool pdd_nbd_uri(const char *path);
 int pdd_nbd_open(struct pdd_dev *d);
+#ifdef HAVE_LIBNBD
 int pdd_nbd_connect(struct pdd_dev *d, unsigned int want);
+#else
+/* without libnbd no side is an NBD export (open.c refuses the URI) */
+static inline int pdd_nbd_connect(struct pdd_dev *d, unsigned int want)
+{
+	(void)d;
+	(void)want;
+	return 0;
+}
+#endif
 void pdd_nbd_close(struct pdd_dev *d);
 void pdd_nbd_describe(FILE *f, const struct pdd_dev *d);
 int pdd_dev_open(struct pdd_dev *d, const char *path, bool output,

@@ -40,13 +40,11 @@ static int open_both(const struct pdd_opts *o, struct pdd_dev *in,
 		if (out->kind == PDD_KIND_NBD && !o->timeout_given)
 			out->timeout_ms = 0;
 		in->dio = out->dio = o->dio;
-#ifdef HAVE_LIBNBD
 		/* conns=: the connections past the first */
 		if (in->kind == PDD_KIND_NBD)
 			err = pdd_nbd_connect(in, o->conns);
 		if (!err && out->kind == PDD_KIND_NBD)
 			err = pdd_nbd_connect(out, o->conns);
-#endif
 		if (!err)
 			return 0;
 	}

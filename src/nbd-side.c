@@ -64,13 +64,15 @@ int pdd_nbd_open(struct pdd_dev *d)
 	min = nbd_get_block_size(h, LIBNBD_SIZE_MINIMUM);
 	pref = nbd_get_block_size(h, LIBNBD_SIZE_PREFERRED);
 	max = nbd_get_block_size(h, LIBNBD_SIZE_MAXIMUM);
-	/* a server that says nothing takes any byte range: 512-byte blocks
-	 * keep the copy's own arithmetic, as a file's do */
-	d->lbs = min > 0 ? (unsigned int)min : 512;
+	/* a server that says nothing, or that takes any byte (minimum 1, as
+	 * qemu-nbd says), takes any byte range: 512-byte blocks keep the
+	 * copy's own arithmetic (bs= by default), as a file's do, and only a
+	 * minimum above 1 is one every request must be a multiple of */
+	d->lbs = min > 512 ? (unsigned int)min : 512;
 	d->pbs = pref > 0 ? (unsigned int)pref : 4096;
 	if (d->pbs < d->lbs)
 		d->pbs = d->lbs;
-	d->io_align = d->lbs;
+	d->io_align = min > 1 ? (unsigned int)min : 1;
 	d->mem_align = 1;
 	d->max_xfer = max > 0 ? (uint64_t)max : 32 * 1024 * 1024;	/* NBD's usual limit */
 	d->size = (uint64_t)size;

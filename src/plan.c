@@ -33,9 +33,13 @@ static bool is_device(const struct pdd_dev *d)
 	       d->kind == PDD_KIND_SG || d->kind == PDD_KIND_NBD;
 }
 
+/* Must every request to d be aligned to d->io_align?  Direct I/O on a
+ * device; and always on an NBD export whose server gives a minimum block
+ * size, as libnbd refuses a request that is not a multiple of it (there
+ * is no page cache to take the rest). */
 static bool aligned_direct(const struct pdd_dev *d)
 {
-	return d->direct && is_device(d) && d->io_align > 1;
+	return (d->direct || d->kind == PDD_KIND_NBD) && is_device(d) && d->io_align > 1;
 }
 
 /* SCSI addresses whole logical blocks, so on an sg device bs= is the
@@ -124,12 +128,13 @@ static int check_alignment(const struct pdd_dev *d, const char *op,
 			  op, blocks, blocks * p->bs, d->name, lbs, p->bs, op, mult);
 		return -EINVAL;
 	}
-	if (d->kind == PDD_KIND_RAW && p->total != PDD_UNTIL_EOF && p->total % lbs) {
+	if ((d->kind == PDD_KIND_RAW || d->kind == PDD_KIND_NBD) && p->total != PDD_UNTIL_EOF &&
+	    p->total % lbs) {
 		/* a block device takes a last, partial block through the page
-		 * cache; a raw device has none */
-		pdd_error("'%s' is a raw device, which moves whole %" PRIu64 "-byte blocks only, and the copy is %" PRIu64
+		 * cache; a raw device and an NBD export have none */
+		pdd_error("'%s' is a%s, which moves whole %" PRIu64 "-byte blocks only, and the copy is %" PRIu64
 			  " bytes; give a count= of whole blocks",
-			  d->name, lbs, p->total);
+			  d->name, d->kind == PDD_KIND_RAW ? " raw device" : "n NBD export", lbs, p->total);
 		return -EINVAL;
 	}
 	if (p->xfer % lbs) {

@@ -13,6 +13,9 @@
  * back.  Transfers finish in any order; each one only adds to the
  * counts, and the first differing block is the lowest seen.
  *
+ * An NBD export is read over the copy's connections where they are
+ * still open, else over a new one.
+ *
  * A side that ends inside the range (an output file shorter than the
  * range) leaves its missing blocks unmatched: they count as differing.
  * A read error stops the comparison as it stops a copy.
@@ -56,6 +59,7 @@ struct verifier {
 	unsigned int nidle;
 	void **bufs;			/* 2 per slot: input, output */
 	struct pdd_drive drv;		/* each side's engine, and the loop */
+	const void *lent[2];		/* NBD connections the copy lent a side */
 	bool stop;			/* an error or a signal: start nothing */
 	uint64_t err_idx;		/* transfer of the error in r */
 	int err_side;
@@ -116,7 +120,8 @@ int pdd_verify_check(const struct pdd_opts *o, const struct pdd_dev *in,
  * take, as the copy does.  An sg device is opened for reading and
  * writing, as the driver's asynchronous interface needs (or its open
  * descriptor shared), and read with SCSI READ commands as in the copy.
- * An NBD export is connected to again.
+ * An NBD side is read over the copy's connections while they are open,
+ * or connected to again.
  */
 static int open_side(struct pdd_dev *v, const struct pdd_dev *d, int std_fd,
 		     unsigned int conns)
@@ -133,19 +138,25 @@ static int open_side(struct pdd_dev *v, const struct pdd_dev *d, int std_fd,
 	v->direct = false;
 	v->own_fd = true;
 	v->fd = v->fd_buf = -1;
-	v->nbd = NULL;		/* the copy's connections are its own */
+	v->nbd = NULL;		/* the copy's connections are d's to close */
+	if (d->kind == PDD_KIND_NBD && d->nbd) {
+		/* the copy's connections, still open (the input's, and both
+		 * with verify=only): a server may take one client at a time
+		 * (qemu-nbd's default), and an NBD client keeps no cache to
+		 * read past.  teardown() gives them back. */
+		v->nbd = d->nbd;
+		pdd_info(1, "verify: reading '%s' over the copy's connections", v->name);
+		return 0;
+	}
 	if (d->kind == PDD_KIND_NBD) {
-#ifdef HAVE_LIBNBD
-		/* connections of its own, as a file is opened again */
-		err = pdd_nbd_open(v);
+		/* the copy has closed its output's: a new one */
+		err = pdd_dev_open(v, d->path, false, d->flags);
+		v->timeout_ms = d->timeout_ms;
 		if (!err)
 			err = pdd_nbd_connect(v, conns);
-		if (err)
-			pdd_dev_close(v);
+		if (!err)
+			pdd_info(1, "verify: reading '%s' over a new connection", v->name);
 		return err;
-#else
-		return -EPROTONOSUPPORT;	/* never opened without libnbd */
-#endif
 	}
 	if (!strcmp(path, "-")) {
 		/* standard input or output redirected from or to a file (the
@@ -410,6 +421,9 @@ static void teardown(struct verifier *v)
 	free(v->bufs);
 	free(v->slots);
 	free(v->idle);
+	for (int k = PDD_IN; k <= PDD_OUT; k++)
+		if (v->lent[k] && v->side[k].nbd == v->lent[k])
+			v->side[k].nbd = NULL;	/* the copy's, closed with its side */
 	pdd_dev_close(&v->side[PDD_IN]);
 	pdd_dev_close(&v->side[PDD_OUT]);
 }
@@ -485,6 +499,8 @@ int pdd_verify(const struct pdd_plan *p, const struct pdd_dev *in,
 	r->verified = false;
 	r->verify_blocks = r->verify_diff = r->verify_first = 0;
 
+	v.lent[PDD_IN] = in->nbd;
+	v.lent[PDD_OUT] = out->nbd;
 	err = open_side(&v.side[PDD_IN], in, STDIN_FILENO, o->conns);
 	if (!err)
 		err = open_side(&v.side[PDD_OUT], out, STDOUT_FILENO, o->conns);

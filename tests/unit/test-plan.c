@@ -134,6 +134,24 @@ static struct pdd_dev rawdev(const char *name, bool output, unsigned int lbs,
 	return d;
 }
 
+/* An NBD export as nbd-side.c measures it: never O_DIRECT, blocks of the
+ * server's minimum (512 when it gives none or 1), requests a multiple of
+ * that minimum when it gives one above 1, and its largest request. */
+static struct pdd_dev nbdexport(const char *name, bool output, unsigned int min,
+				uint64_t size, uint64_t max_xfer)
+{
+	struct pdd_dev d = dev(name, PDD_KIND_NBD, output);
+
+	d.seekable = true;
+	d.size_known = true;
+	d.size = size;
+	d.lbs = min > 512 ? min : 512;
+	d.pbs = 4096;
+	d.io_align = min > 1 ? min : 1;
+	d.max_xfer = max_xfer;
+	return d;
+}
+
 static size_t page_size(void)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -820,6 +838,76 @@ static void test_raw_device_defaults_and_room(void **state)
 	assert_int_equal(p.total, 512 * KiB);
 }
 
+/* an NBD export whose server gives a minimum block size: libnbd refuses
+ * requests that are not multiples of it, and there is no page cache for
+ * the rest, so the plan refuses what could only fail there */
+static void test_nbd_minimum_block_refused(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = nbdexport("nbd://a/", false, 4096, 8 * MiB, 1 * MiB);
+	struct pdd_dev out = regfile("out.img", true, 0, false);
+
+	(void)state;
+	o.bs = 512;
+	o.skip = 1;
+	assert_plan_refused(&o, &in, &out,
+			    "skip=1: offset 512 of 'nbd://a/' is not a multiple of its logical block size 4096; with bs=512 skip= must be a multiple of 8");
+	cap_reset();
+	o.skip = 8;
+	o.bpt = 4;
+	assert_plan_refused(&o, &in, &out,
+			    "bs=512 bpt=4: a transfer of 2048 bytes is not a multiple of the logical block size 4096 of 'nbd://a/'; with bs=512 bpt= must be a multiple of 8");
+	cap_reset();
+	o.bpt = 8;
+	o.count = 9;
+	o.count_given = true;
+	assert_plan_refused(&o, &in, &out,
+			    "'nbd://a/' is an NBD export, which moves whole 4096-byte blocks only, and the copy is 4608 bytes; give a count= of whole blocks");
+	cap_reset();
+	in = regfile("in.img", false, 1 * MiB, false);
+	out = nbdexport("nbd://b/", true, 4096, 8 * MiB, 1 * MiB);
+	o = opts();
+	o.bs = 512;
+	o.seek = 3;
+	assert_plan_refused(&o, &in, &out,
+			    "seek=3: offset 1536 of 'nbd://b/' is not a multiple of its logical block size 4096; with bs=512 seek= must be a multiple of 8");
+}
+
+#ifdef HAVE_LIBNBD
+/* a server with no minimum, or a minimum of 1, takes any byte range:
+ * bs= is 512 by default, as for a file, and nothing is refused */
+static void test_nbd_any_byte(void **state)
+{
+	struct pdd_opts o = opts();
+	struct pdd_dev in = nbdexport("nbd://a/", false, 1, 8 * MiB, 32 * MiB);
+	struct pdd_dev out = regfile("out.img", true, 0, false);
+	struct pdd_plan p;
+
+	(void)state;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.bs, 512);
+	assert_int_equal(p.xfer, 64 * KiB);
+	cap_reset();
+	o.bs = 1;
+	o.skip = 1;
+	o.bpt = 7;
+	o.count = 1000;
+	o.count_given = true;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.in_off, 1);
+	assert_int_equal(p.total, 1000);
+	cap_reset();
+	/* a 4096-byte minimum aligned: accepted */
+	in = nbdexport("nbd://a/", false, 4096, 8 * MiB, 1 * MiB);
+	o = opts();
+	o.bs = 512;
+	o.skip = 8;
+	o.bpt = 8;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.in_off, 4096);
+}
+#endif
+
 #ifdef HAVE_SGUTILS
 /* bs= left out: the sg side's logical block */
 static void test_sg_bs_default(void **state)
@@ -1233,6 +1321,10 @@ int main(void)
 		T(test_sg_output_too_small_refused),
 		T(test_raw_device_alignment_refused),
 		T(test_raw_device_defaults_and_room),
+		T(test_nbd_minimum_block_refused),
+#ifdef HAVE_LIBNBD
+		T(test_nbd_any_byte),
+#endif
 #ifdef HAVE_SGUTILS
 		T(test_sg_bs_default),
 		T(test_sg_max_xfer_exact),
