@@ -231,7 +231,6 @@ const char *pdd_kind_word(enum pdd_kind k);
 int pdd_dev_pick_fd(const struct pdd_dev *d, uint64_t off, size_t len,
 		    const void *buf);
 
-/* open.c: opening it, and the checks made at open */
 /* nbd-side.c (with libnbd) */
 bool pdd_nbd_uri(const char *path);
 int pdd_nbd_open(struct pdd_dev *d);
@@ -248,6 +247,8 @@ static inline int pdd_nbd_connect(struct pdd_dev *d, unsigned int want)
 #endif
 void pdd_nbd_close(struct pdd_dev *d);
 void pdd_nbd_describe(FILE *f, const struct pdd_dev *d);
+
+/* open.c: opening it, and the checks made at open */
 int pdd_dev_open(struct pdd_dev *d, const char *path, bool output,
 		 unsigned int flags);
 int pdd_dev_create(struct pdd_dev *d);
