@@ -17,4 +17,6 @@ struct pdd_nbd {
 	unsigned int n;			/* connections open */
 };
 
+const char *pdd_nbd_error(void);
+
 #endif

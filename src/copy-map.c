@@ -83,9 +83,10 @@ static uint64_t grain(const struct core *c)
 {
 	uint64_t g = c->in->lbs ? c->in->lbs : 1;
 	bool out_blocks = c->out->kind == PDD_KIND_SG || c->out->kind == PDD_KIND_RAW ||
-			  c->out->kind == PDD_KIND_BLOCK;
+			  c->out->kind == PDD_KIND_BLOCK || c->out->kind == PDD_KIND_NBD;
 
-	/* an sg output writes whole blocks whether direct or not */
+	/* an sg output writes whole blocks whether direct or not, and an
+	 * NBD server may refuse less than its smallest block */
 	if (out_blocks && c->out->lbs > g)
 		g = c->out->lbs;
 	if (c->in->direct && c->in->io_align > g)

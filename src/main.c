@@ -48,6 +48,8 @@ static int open_both(const struct pdd_opts *o, struct pdd_dev *in,
 		if (!err)
 			return 0;
 	}
+	if (pdd_stop_signal)		/* while connecting to a server */
+		return 128 + pdd_stop_signal;
 	if (pdd_err_is_scsi(err))	/* READ CAPACITY failed: not ready... */
 		return -err - PDD_ESCSI;
 	if (err == -ENOTSUP)		/* recognised, but not drivable here */

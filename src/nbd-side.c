@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <libnbd.h>
 #include <stdio.h>
@@ -18,16 +19,37 @@
 #include "nbd-side.h"
 #include "pdd.h"
 
+/* libnbd's last error without the name of the call it came from, which
+ * says nothing to a user ("nbd_aio_notify_read: handshake: ..."). */
+const char *pdd_nbd_error(void)
+{
+	const char *m = nbd_get_error();
+	const char *p = m;
+
+	if (!m)
+		return "unknown error";
+	if (strncmp(p, "nbd_", 4))
+		return m;
+	while (*p == '_' || (*p >= 'a' && *p <= 'z'))
+		p++;
+	return p[0] == ':' && p[1] == ' ' ? p + 2 : m;
+}
+
 /* The server's answer, or -errno with libnbd's message said. */
 static int nbd_fail(const struct pdd_dev *d, const char *what)
 {
 	int err = nbd_get_errno();
 
-	pdd_error("cannot %s '%s': %s", what, d->name, nbd_get_error());
+	pdd_error("cannot %s '%s': %s", what, d->name, pdd_nbd_error());
 	return err > 0 ? -err : -EIO;
 }
 
-/* One more connection to the side's URI: 0, or -errno said. */
+/*
+ * One more connection to the side's URI: 0, or -errno said.  Made with
+ * libnbd's asynchronous calls so that SIGINT and SIGTERM end the wait
+ * for a server that accepts and says nothing (a qemu-nbd serving someone
+ * else): libnbd's own wait goes on through signals.
+ */
 static int connect_one(struct pdd_dev *d)
 {
 	struct pdd_nbd *c = d->nbd;
@@ -39,7 +61,36 @@ static int connect_one(struct pdd_dev *d)
 	/* a URI's query may name a local file (tls-psk-file=, tls-certificates=):
 	 * allowed, as the user gave it */
 	nbd_set_uri_allow_local_file(h, true);
-	if (nbd_connect_uri(h, d->path) == -1)
+	if (nbd_aio_connect_uri(h, d->path) == -1)
+		return nbd_fail(d, "connect to");
+	while (nbd_aio_is_connecting(h)) {
+		unsigned int dir = nbd_aio_get_direction(h);
+		struct pollfd pfd = {
+			.fd = nbd_aio_get_fd(h),
+			.events = (dir & LIBNBD_AIO_DIRECTION_READ ? POLLIN : 0) |
+				  (dir & LIBNBD_AIO_DIRECTION_WRITE ? POLLOUT : 0),
+		};
+		int r = poll(&pfd, 1, 100);
+
+		if (pdd_stop_signal) {
+			pdd_error("stopped while connecting to '%s'", d->name);
+			return -EINTR;
+		}
+		if (r < 0 && errno != EINTR) {
+			r = -errno;
+			pdd_error("cannot connect to '%s': poll: %s", d->name, strerror(-r));
+			return r;
+		}
+		if (r <= 0)
+			continue;
+		if (pfd.revents & (POLLIN | POLLHUP | POLLERR))
+			r = nbd_aio_notify_read(h);
+		else
+			r = nbd_aio_notify_write(h);
+		if (r == -1)
+			return nbd_fail(d, "connect to");
+	}
+	if (!nbd_aio_is_ready(h))
 		return nbd_fail(d, "connect to");
 	return 0;
 }

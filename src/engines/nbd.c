@@ -54,7 +54,7 @@ static int nbd_failed(struct pdd_engine *e)
 {
 	int err = nbd_get_errno();
 
-	pdd_error("'%s': %s", e->dev->name, nbd_get_error());
+	pdd_error("'%s': %s", e->dev->name, pdd_nbd_error());
 	return err > 0 ? -err : -EIO;
 }
 

@@ -156,12 +156,12 @@ bad="nbds+unix://alice@/?socket=$T/psk.sock&tls-psk-file=$T/wrong.psk"
 rm -f "$T/out"
 run_pdd if="$bad" of="$T/out"
 expect_rc 55
-grep -q "^pdd: cannot connect to '$bad': nbd_connect_uri: " "$T/err" || { cat "$T/err"; fail "wrong PSK: the message"; }
+grep -q "^pdd: cannot connect to '$bad': " "$T/err" || { cat "$T/err"; fail "wrong PSK: the message"; }
 [ "$(wc -l <"$T/err")" = 1 ] || { cat "$T/err"; fail "wrong PSK: more than the refusal"; }
 [ ! -e "$T/out" ] || fail "wrong PSK: the output was created"
 run_pdd if="$T/src" of="$bad"
 expect_rc 55
-grep -q "^pdd: cannot connect to '$bad': nbd_connect_uri: " "$T/err" || { cat "$T/err"; fail "wrong PSK: the message"; }
+grep -q "^pdd: cannot connect to '$bad': " "$T/err" || { cat "$T/err"; fail "wrong PSK: the message"; }
 same_bytes "$T/src2" "$T/tdisk"
 
 # X.509: a CA, the server's certificate, the client's
@@ -194,7 +194,7 @@ same_bytes "$T/src" "$T/tdisk"
 noclient="nbds+unix:///?socket=$T/x509.sock&tls-certificates=$T/ca-only"
 run_pdd if="$T/src2" of="$noclient"
 expect_rc 55
-grep -q "^pdd: cannot connect to '$noclient': nbd_connect_uri: " "$T/err" || { cat "$T/err"; fail "no client certificate: the message"; }
+grep -q "^pdd: cannot connect to '$noclient': " "$T/err" || { cat "$T/err"; fail "no client certificate: the message"; }
 same_bytes "$T/src" "$T/tdisk"
 
 # --- block-size constraints ---------------------------------------------------

@@ -64,6 +64,21 @@ grep -q "^pdd: cannot connect to 'nbds+unix:///?socket=$T/a.sock': .*TLS" "$T/er
 	fail "nbds:// to a server without TLS: $(cat "$T/err")"
 [ ! -e "$T/out4" ] || fail "nbds:// to a server without TLS created the output"
 
+# a server that takes the connection and says nothing: SIGTERM ends the
+# wait (libnbd's own wait would go on through signals), nothing created
+serve mute --filter=delay file "$T/src" delay-open=30
+rm -f "$T/out5"
+"$PDD" if="$(uri mute)" of="$T/out5" 2>"$T/err" &
+p=$!
+sleep 1
+kill -TERM "$p"
+wait "$p"
+rc=$?
+expect_rc 143
+expect_err "pdd: stopped while connecting to '$(uri mute)'"
+[ ! -e "$T/out5" ] || fail "stopped while connecting, the output was created"
+stop_server mute
+
 # a read-only export is refused as the output, and nothing is written
 serve ro file "$T/src" --readonly
 cp "$T/disk" "$T/before"
