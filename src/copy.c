@@ -552,8 +552,10 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 	r->sys_secs = tv_secs(ru1.ru_stime) - tv_secs(ru0.ru_stime);
 	teardown(&c);
 	/* a file system may report a failed write-back only at close (NFS,
-	 * FUSE): the output's descriptors are closed here, and checked */
-	err = pdd_dev_close(out);
+	 * FUSE): the output's descriptors are closed here, and checked.  An
+	 * NBD export's connections stay for verify=: a server may serve one
+	 * client and end with it (qemu-nbd without --persistent) */
+	err = out->kind == PDD_KIND_NBD ? 0 : pdd_dev_close(out);
 	if (err && !r->err) {
 		r->err = err;
 		r->err_op = PDD_OP_CLOSE;

@@ -122,6 +122,16 @@ expect_rc 14
 expect_err "pdd: verify: 16384 of 16384 blocks of 512 bytes differ, the first at block 0 of '$(uri qraw)'"
 run_pdd_20 if="$T/qraw.orig" of="$(uri qraw)" verify=only
 expect_rc 0
+# a qemu-nbd without --persistent ends with its first client: the copy
+# keeps its connections to the output for verify=
+cp "$T/qraw.orig" "$T/once"
+: >"$T/once.img"
+truncate -s "$(stat -c %s "$T/once")" "$T/once.img"
+serve_qemu once -f raw "$T/once.img"
+run_pdd_20 if="$T/once" of="$(uri once)" verify=1
+expect_rc 0
+expect_err "pdd: verify: 16384 blocks of 512 bytes compared, all identical"
+same_bytes "$T/once" "$T/once.img"
 
 # each qemu-nbd is stopped by its pid
 for s in qraw qraw2 qa qb; do
@@ -404,10 +414,10 @@ serve fua --filter=log file "$T/fdisk" logfile="$T/fua.log"
 run_pdd if="$T/src2" of="$(uri fua)" bs=4096 bpt=32 conns=2 oflag=fua
 expect_rc 0
 same_bytes "$T/src2" "$T/fdisk"
-w=$(grep -cE 'connection=[0-9]+ Write id=' "$T/fua.log")
+w=$(grep -acE 'connection=[0-9]+ Write id=' "$T/fua.log")
 [ "$w" = 64 ] || fail "oflag=fua: $w writes, not 64"
-[ "$(grep -E 'connection=[0-9]+ Write id=' "$T/fua.log" | grep -c ' fua=1 ')" = 64 ] ||
-	fail "oflag=fua: writes without FUA: $(grep -E 'Write id=' "$T/fua.log" | grep -v ' fua=1 ' | head -3)"
+[ "$(grep -aE 'connection=[0-9]+ Write id=' "$T/fua.log" | grep -c ' fua=1 ')" = 64 ] ||
+	fail "oflag=fua: writes without FUA: $(grep -aE 'Write id=' "$T/fua.log" | grep -v ' fua=1 ' | head -3)"
 # each connection's last command is a Flush, sent after the last write came back
 awk '/connection=[0-9]+ [A-Z][a-z]+ id=/ { for (i = 1; i <= NF; i++) if ($i ~ /^connection=/) c = $i
 		last[c] = $0; if ($0 ~ / Flush id=/ && !first) first = NR }
@@ -419,7 +429,8 @@ awk '/connection=[0-9]+ [A-Z][a-z]+ id=/ { for (i = 1; i <= NF; i++) if ($i ~ /^
 : >"$T/fua.log"
 run_pdd if="$T/src" of="$(uri fua)" bs=4096 bpt=32 conns=1
 expect_rc 0
-grep -E 'connection=[0-9]+ Write id=' "$T/fua.log" | grep -q ' fua=1 ' && fail "FUA without oflag=fua"
+[ "$(grep -acE 'connection=[0-9]+ Write id=' "$T/fua.log")" -gt 0 ] || fail "no writes logged without oflag=fua"
+grep -aE 'connection=[0-9]+ Write id=' "$T/fua.log" | grep -q ' fua=1 ' && fail "FUA without oflag=fua"
 
 # --- a pdd built without libnbd ---------------------------------------------------
 # this tree's sources, built in $T (the tree's own build is not touched)
