@@ -27,7 +27,7 @@
 #define PDD_MAX_INFLIGHT_BYTES	(256ULL << 20)	/* buffer memory in flight */
 #define PDD_MAX_QD		4096		/* requests in flight */
 #define PDD_NBD_MAX_CONNS	16		/* conns=: connections to a server */
-#define PDD_NBD_CONNS		4		/* its default, with multi-conn */
+#define PDD_NBD_CONNS		2		/* its default, with multi-conn */
 
 /* iflag= and oflag= bits */
 #define PDD_F_DIRECT	(1u << 0)	/* O_DIRECT even on a regular file */

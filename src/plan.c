@@ -227,9 +227,15 @@ static unsigned int pick_depth(const struct pdd_opts *o, const struct pdd_plan *
 	uint64_t by_mem = PDD_MAX_INFLIGHT_BYTES / p->xfer;
 	uint64_t ntrans;
 
-	/* the deeper of the two sides' */
+	/* the deeper of the two sides', but an NBD side's where there is
+	 * one: its window is what keeps a server busy across a link, and a
+	 * larger one only pushes the data out of the cache between the read
+	 * and the write (scripts/bench-nbd.sh) */
 	for (int k = 0; !o->qd && k < 2; k++)
 		if (p->ops[k] && p->ops[k]->default_depth(p->xfer, o->threads) > depth)
+			depth = p->ops[k]->default_depth(p->xfer, o->threads);
+	for (int k = 0; !o->qd && k < 2; k++)
+		if (p->ops[k] && p->ops[k]->nbd)
 			depth = p->ops[k]->default_depth(p->xfer, o->threads);
 	if (depth > by_mem)
 		depth = by_mem;

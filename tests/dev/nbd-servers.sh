@@ -13,7 +13,7 @@
 #    align are refused before any request (the log filter sees none), a
 #    transfer larger than the server's maximum is refused and the default
 #    fitted to it, and what is allowed copies exactly;
-#  - conns=: a multi-conn export takes 4 connections by default, conns=N
+#  - conns=: a multi-conn export takes 2 connections by default, conns=N
 #    as asked (the server sees them), copies exact with 1, 2 and 8; one
 #    without multi-conn takes 1, with a note for conns=4;
 #  - verify=1 and verify=only with an NBD side at either end (also on
@@ -214,7 +214,7 @@ serve bp --filter=log --filter=blocksize-policy file "$T/bdisk" logfile="$T/bp.l
 	blocksize-error-policy=error
 bp=$(uri bp)
 "$PDD" if="$bp" of="$T/new" --dry-run >"$T/plan" 2>&1 || fail "dry run: $(cat "$T/plan")"
-grep -qx "          logical block 4096, physical block 65536, largest transfer 1048576, 4 connections" "$T/plan" ||
+grep -qx "          logical block 4096, physical block 65536, largest transfer 1048576, 2 connections" "$T/plan" ||
 	fail "dry run: the block sizes: $(cat "$T/plan")"
 grep -q "^  copy    $SIZE bytes, 2048+0 blocks of bs=4096$" "$T/plan" || fail "dry run: bs=: $(cat "$T/plan")"
 
@@ -285,7 +285,7 @@ serve mc --filter=log file "$T/mdisk" logfile="$T/mc.log"
 mc=$(uri mc)
 for n in "" 1 2 8; do
 	"$PDD" if="$mc" of="$T/new" ${n:+conns=$n} --dry-run >"$T/plan" 2>&1 || fail "dry run: $(cat "$T/plan")"
-	want=${n:-4}
+	want=${n:-2}
 	grep -qx "          logical block 512, physical block 4096, largest transfer 33554432, $want connection$([ "$want" = 1 ] || echo s)" "$T/plan" ||
 		fail "dry run with conns=$n: $(cat "$T/plan")"
 done

@@ -20,7 +20,7 @@ serve a file "$T/disk"
 "$PDD" if="$(uri a)" of="$T/out" --dry-run >"$T/plan" 2>"$T/err" || fail "dry run failed: $(cat "$T/err")"
 grep -qxF "  input   '$(uri a)': NBD export, $((8 * MiB)) bytes (8.4 MB, 8.0 MiB)" "$T/plan" ||
 	fail "dry run: the export's line: $(cat "$T/plan")"
-grep -qx "          logical block 512, physical block 4096, largest transfer 33554432, 4 connections" "$T/plan" ||
+grep -qx "          logical block 512, physical block 4096, largest transfer 33554432, 2 connections" "$T/plan" ||
 	fail "dry run: the block sizes: $(cat "$T/plan")"
 grep -qx "          export '', multi-conn, flush, FUA, zero, trim" "$T/plan" ||
 	fail "dry run: what the export can do: $(cat "$T/plan")"
