@@ -52,7 +52,9 @@ endif
 
 # libnbd (libnbd-dev): sides on NBD servers, given as URIs.  Without it
 # a URI is refused with a message saying so.  make HAVE_LIBNBD= builds
-# that pdd.
+# that pdd, after make clean or in a build directory of its own (make -C
+# DIR -f Makefile HAVE_LIBNBD=, as tests/dev/nbd-servers.sh does): the
+# objects do not record how they were built.
 HAVE_LIBNBD := $(shell pkg-config --exists libnbd 2>/dev/null && echo y)
 ifeq ($(HAVE_LIBNBD),y)
 ALL_CFLAGS += -DHAVE_LIBNBD $(shell pkg-config --cflags libnbd)

@@ -15,6 +15,8 @@
 struct pdd_nbd {
 	struct nbd_handle *h[PDD_NBD_MAX_CONNS];
 	unsigned int n;			/* connections open */
+	bool failed;			/* a connection failed or went silent:
+					 * closed without a goodbye */
 };
 
 const char *pdd_nbd_error(void);

@@ -192,6 +192,9 @@ struct pdd_result {
 					 * by an earlier one the map recorded) */
 	int err;			/* first error as -errno, 0 if none */
 	enum pdd_op err_op;		/* what failed */
+	bool unflushed;			/* the last flush failed after another
+					 * error: nothing written is known to
+					 * be on stable storage */
 	uint64_t bad_blocks;		/* coe: input blocks zero-filled */
 	uint64_t bad_first, bad_last;	/* coe: lowest and highest of them */
 	unsigned int bad_unit;		/* coe: their size in bytes */

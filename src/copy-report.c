@@ -78,7 +78,7 @@ static void report_error(const struct core *c)
 			  "since it was last saved", c->map->path);
 		return;
 	}
-	if (r->err_op == PDD_OP_FLUSH || r->err_op == PDD_OP_CLOSE) {
+	if (r->err_op == PDD_OP_FLUSH || r->err_op == PDD_OP_CLOSE || r->unflushed) {
 		pdd_error("the %" PRIu64 " bytes written may not be on stable storage",
 			  r->out_bytes);
 		return;

@@ -544,6 +544,7 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 			r->err = err;
 			r->err_op = PDD_OP_FLUSH;
 		}
+		r->unflushed = err && r->err_op != PDD_OP_FLUSH;
 	}
 
 	r->secs = pdd_now() - c.t0;

@@ -125,7 +125,11 @@ int pdd_nbd_open(struct pdd_dev *d)
 		d->pbs = d->lbs;
 	d->io_align = min > 1 ? (unsigned int)min : 1;
 	d->mem_align = 1;
-	d->max_xfer = max > 0 ? (uint64_t)max : 32 * 1024 * 1024;	/* NBD's usual limit */
+	/* NBD's usual limit when the server says nothing, and never more
+	 * than libnbd sends in one request (64 MiB) */
+	d->max_xfer = max > 0 ? (uint64_t)max : 32 * 1024 * 1024;
+	if (d->max_xfer > 64 * 1024 * 1024)
+		d->max_xfer = 64 * 1024 * 1024;
 	d->size = (uint64_t)size;
 	d->size_known = d->seekable = true;
 	if (d->output && nbd_is_read_only(h) == 1) {
@@ -164,8 +168,14 @@ void pdd_nbd_close(struct pdd_dev *d)
 
 	if (!c)
 		return;
+	/* a goodbye that is not waited for, and only on a healthy idle
+	 * connection: nbd_shutdown waits for the server with no limit (one
+	 * that timeout= gave up on kept pdd for good), and after a failed
+	 * send libnbd 1.14 reads a request it has freed */
 	for (unsigned int i = 0; i < c->n; i++) {
-		nbd_shutdown(c->h[i], 0);
+		if (!c->failed && nbd_aio_is_ready(c->h[i]) == 1 &&
+		    nbd_aio_in_flight(c->h[i]) == 0)
+			nbd_aio_disconnect(c->h[i], 0);
 		nbd_close(c->h[i]);
 	}
 	free(c);

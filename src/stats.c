@@ -248,7 +248,7 @@ char *pdd_resume_command(int argc, char **argv, const struct pdd_plan *p,
 		mapped |= is_operand(argv[i], "map");
 	if (!r->err && !r->signal)
 		return NULL;
-	if (!mapped && (r->err_op == PDD_OP_FLUSH || r->err_op == PDD_OP_CLOSE ||
+	if (!mapped && (r->err_op == PDD_OP_FLUSH || r->err_op == PDD_OP_CLOSE || r->unflushed ||
 			(p->total != PDD_UNTIL_EOF && done >= p->total)))
 		return NULL;
 	if (in->stream || out->stream) {

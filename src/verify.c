@@ -149,7 +149,8 @@ static int open_side(struct pdd_dev *v, const struct pdd_dev *d, int std_fd,
 		return 0;
 	}
 	if (d->kind == PDD_KIND_NBD) {
-		/* the copy has closed its output's: a new one */
+		/* not kept open by the copy (it keeps them all for this): new
+		 * connections, as a file is opened again */
 		err = pdd_dev_open(v, d->path, false, d->flags);
 		v->timeout_ms = d->timeout_ms;
 		if (!err)

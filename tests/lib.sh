@@ -227,6 +227,9 @@ stop_server() {
 	p=$(cat "$T/$1.pid")
 	kill "$p" 2>/dev/null
 	while kill -0 "$p" 2>/dev/null; do sleep 0.05; done
+	# not signalled again at exit, when the number may be another's
+	grep -vx "$p" "$T/.servers" >"$T/.servers.new"
+	mv "$T/.servers.new" "$T/.servers"
 	rm -f "$T/$1.sock"	# nbdkit leaves it, and a new one could not bind
 }
 uri() { echo "nbd+unix:///?socket=$T/$1.sock"; }

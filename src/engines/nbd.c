@@ -36,7 +36,8 @@ struct nbd_cb {
 };
 
 struct nbd_priv {
-	const struct pdd_nbd *c;	/* the side's connections */
+	struct pdd_nbd *c;		/* the side's connections */
+	bool said;			/* a refused submit was said */
 	unsigned int on[PDD_NBD_MAX_CONNS];	/* in flight on each */
 	uint32_t wflags;		/* LIBNBD_CMD_FLAG_FUA when asked */
 	struct nbd_cb *cbs;		/* per buffer */
@@ -52,8 +53,10 @@ static int nbd_probe(const struct pdd_dev *d)
 /* libnbd's error on side e, said: -errno */
 static int nbd_failed(struct pdd_engine *e)
 {
+	struct nbd_priv *n = e->priv;
 	int err = nbd_get_errno();
 
+	n->c->failed = true;	/* no goodbye at close (nbd-side.c) */
 	pdd_error("'%s': %s", e->dev->name, pdd_nbd_error());
 	return err > 0 ? -err : -EIO;
 }
@@ -159,7 +162,14 @@ static int nbd_submit(struct pdd_engine *e, struct pdd_req *rq)
 	else
 		cookie = nbd_aio_pwrite(h, rq->buf, len, rq->off, cb, n->wflags);
 	if (cookie == -1) {
+		int err = nbd_get_errno();
+
+		/* refused before it was sent: the copy reports the request,
+		 * libnbd's reason is said once */
 		c->busy = false;
+		if (n->said)
+			return err > 0 ? -err : -EIO;
+		n->said = true;
 		return nbd_failed(e);
 	}
 	n->inflight++;
@@ -180,6 +190,7 @@ static int too_old(struct pdd_engine *e)
 			pdd_error("'%s': no answer to a %s at byte %" PRIu64 " for %.0f s (timeout=%u)",
 				  e->dev->name, n->cbs[i].rq->op == PDD_OP_READ ? "read" : "write",
 				  n->cbs[i].rq->off, now - n->cbs[i].sent, e->dev->timeout_ms / 1000);
+			n->c->failed = true;
 			return -ETIMEDOUT;
 		}
 	return 0;
@@ -220,6 +231,7 @@ static int step(struct pdd_engine *e, int timeout_ms)
 	r = poll(pfd, k, timeout_ms);
 	if (r < 0 && errno != EINTR) {
 		r = -errno;
+		n->c->failed = true;
 		pdd_error("'%s': poll: %s", e->dev->name, strerror(-r));
 		return r;
 	}
@@ -294,6 +306,7 @@ static int nbd_flush_side(struct pdd_engine *e)
 		if (e->dev->timeout_ms && pdd_now() - t0 > limit) {
 			pdd_error("'%s': no answer to a flush for %.0f s (timeout=%u)", e->dev->name,
 				  pdd_now() - t0, e->dev->timeout_ms / 1000);
+			n->c->failed = true;
 			return -ETIMEDOUT;
 		}
 		err = step(e, 100);

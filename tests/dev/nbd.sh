@@ -80,11 +80,12 @@ expect_err "pdd: stopped while connecting to '$(uri mute)'"
 stop_server mute
 
 # a read-only export is refused as the output, and nothing is written
-serve ro file "$T/src" --readonly
-cp "$T/disk" "$T/before"
+cp "$T/src" "$T/ro"
+serve ro file "$T/ro" --readonly
 run_pdd if="$T/src2" of="$(uri ro)"
 expect_rc 80
 expect_err "pdd: '$(uri ro)' is a read-only export: it cannot be the output"
+same_bytes "$T/src" "$T/ro"
 
 # timeout=: a server that does not answer within it ends the copy, with
 # the request it waits for named, and the status of a timeout
@@ -93,5 +94,35 @@ run_pdd if="$(uri slow)" of="$T/out2" bs=4096 bpt=16 qd=4 timeout=1
 expect_rc 33
 expect_err "pdd: '$(uri slow)': no answer to a read at byte 0 for 1 s (timeout=1)"
 expect_err "pdd: copy failed: engine nbd of the input '$(uri slow)': Connection timed out"
+
+# timeout= against a server that is frozen (SIGSTOP) mid-copy, as the
+# output and as the input: pdd ends (it does not wait for the server to
+# say goodbye), and reports nothing as flushed.  A server of its own for
+# each: nbdkit may end when it wakes to find its client gone.
+"$STAMP" fill "$T/big" 0 $((64 * MiB)) 15
+for dir in out in; do
+	cp "$T/big" "$T/bigdisk$dir"
+	serve "frozen$dir" --filter=delay file "$T/bigdisk$dir" rdelay=10ms wdelay=10ms
+	fp=$(cat "$T/frozen$dir.pid")
+	if [ $dir = out ]; then
+		set -- if="$T/big" of="$(uri "frozen$dir")"
+	else
+		set -- if="$(uri "frozen$dir")" of="$T/out6"
+	fi
+	(sleep 0.5; kill -STOP "$fp") &
+	rc=0
+	timeout -s KILL 30 "$PDD" "$@" bs=65536 bpt=1 qd=4 timeout=2 "${eng[@]}" 2>"$T/err" || rc=$?
+	wait
+	kill -CONT "$fp"
+	expect_rc 33
+	grep -q "^pdd: '$(uri "frozen$dir")': no answer to a $([ $dir = out ] && echo write || echo read) at byte [0-9]* for 2 s (timeout=2)\$" "$T/err" ||
+		fail "frozen server ($dir): $(cat "$T/err")"
+	if [ $dir = out ]; then
+		expect_err "pdd: '$(uri "frozen$dir")' is not flushed: its engine has failed"
+		grep -q "may not be on stable storage" "$T/err" || fail "frozen output: unflushed bytes reported as copied: $(cat "$T/err")"
+		grep -q "^pdd: to resume" "$T/err" && fail "frozen output: a resume command past unflushed writes"
+	fi
+	stop_server "frozen$dir"
+done
 
 echo "NBD sides copy exactly"
