@@ -366,12 +366,6 @@ int pdd_drive_flush(struct pdd_drive *d, int k, struct pdd_dev *dev)
 {
 	struct pdd_engine *e = &d->eng[k];
 
-	/* a dead engine of its own kind (a lost or silent server) would
-	 * fail again, or keep pdd another timeout= */
-	if (e->ops && e->ops->flush && d->dead[k]) {
-		pdd_error("'%s' is not flushed: its engine has failed", dev->name);
-		return -EIO;
-	}
 	if (e->ops && e->ops->flush)
 		return e->ops->flush(e);
 	return pdd_dev_flush(dev);

@@ -291,6 +291,13 @@ static int nbd_flush_side(struct pdd_engine *e)
 	unsigned int left = n->c->n;
 	int err = 0;
 
+	/* a connection lost or given up on would fail the flush again, or
+	 * keep pdd another timeout= */
+	if (n->c->failed) {
+		pdd_error("'%s' is not flushed: the server failed or stopped answering",
+			  e->dev->name);
+		return -EIO;
+	}
 	if (nbd_can_flush(n->c->h[0]) != 1)
 		return 0;
 	for (unsigned int i = 0; i < n->c->n; i++) {

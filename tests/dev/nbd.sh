@@ -118,7 +118,7 @@ for dir in out in; do
 	grep -q "^pdd: '$(uri "frozen$dir")': no answer to a $([ $dir = out ] && echo write || echo read) at byte [0-9]* for 2 s (timeout=2)\$" "$T/err" ||
 		fail "frozen server ($dir): $(cat "$T/err")"
 	if [ $dir = out ]; then
-		expect_err "pdd: '$(uri "frozen$dir")' is not flushed: its engine has failed"
+		expect_err "pdd: '$(uri "frozen$dir")' is not flushed: the server failed or stopped answering"
 		grep -q "may not be on stable storage" "$T/err" || fail "frozen output: unflushed bytes reported as copied: $(cat "$T/err")"
 		grep -q "^pdd: to resume" "$T/err" && fail "frozen output: a resume command past unflushed writes"
 	fi
