@@ -249,18 +249,61 @@ static int nbd_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int ma
 	return (int)got;
 }
 
-/* NBD FLUSH, as fsync on a disk; a server that has none writes through */
+/*
+ * NBD FLUSH, as fsync on a disk; a server that has none writes through.
+ * Sent on every connection at once and waited for as the copy's
+ * requests are, so that timeout= bounds it too: a server that does not
+ * answer ends the flush with ETIMEDOUT.  (libnbd's nbd_flush would wait
+ * with no limit, and does so too after the side died of timeout=, when
+ * the copy flushes what it wrote before.)  A flush given up on has no
+ * callback: libnbd drops it with the handle.
+ */
 static int nbd_flush_side(struct pdd_engine *e)
 {
 	struct nbd_priv *n = e->priv;
+	int64_t cookie[PDD_NBD_MAX_CONNS];
+	unsigned int k = n->c->n, left = k;
+	double t0 = pdd_now(), limit = e->dev->timeout_ms / 1000.0;
 
 	if (nbd_can_flush(n->c->h[0]) != 1)
 		return 0;
 	/* multi-conn makes one connection's flush cover all; each is
 	 * flushed anyway, for a round trip each */
-	for (unsigned int i = 0; i < n->c->n; i++)
-		if (nbd_flush(n->c->h[i], 0) == -1)
+	for (unsigned int i = 0; i < k; i++) {
+		cookie[i] = nbd_aio_flush(n->c->h[i], NBD_NULL_COMPLETION, 0);
+		if (cookie[i] == -1)
 			return nbd_failed(e);
+	}
+	while (left) {
+		int err;
+
+		left = 0;
+		for (unsigned int i = 0; i < k; i++) {
+			int r = cookie[i] ? nbd_aio_command_completed(n->c->h[i], cookie[i]) : 1;
+
+			if (r == -1) {
+				/* the server's answer: the copy says it, as
+				 * it does a failed read's or write's */
+				int err = nbd_get_errno();
+
+				return err > 0 ? -err : -EIO;
+			}
+			if (r == 1)
+				cookie[i] = 0;
+			else
+				left++;
+		}
+		if (!left)
+			break;
+		if (limit && pdd_now() - t0 > limit) {
+			pdd_error("'%s': no answer to a flush for %.0f s (timeout=%u)", e->dev->name,
+				  pdd_now() - t0, e->dev->timeout_ms / 1000);
+			return -ETIMEDOUT;
+		}
+		err = step(e, PDD_DRIVE_TICK_MS);
+		if (err)
+			return err;
+	}
 	return 0;
 }
 
