@@ -111,8 +111,13 @@ void pdd_nbd_close(struct pdd_dev *d)
 
 	if (!c)
 		return;
+	/* a goodbye the server need not answer, when it holds nothing of
+	 * ours; never waited for (nbd_shutdown waits for the server to answer
+	 * what it holds and to close: a server that does not answer, which
+	 * timeout= has given up on, would keep pdd forever) */
 	for (unsigned int i = 0; i < c->n; i++) {
-		nbd_shutdown(c->h[i], 0);
+		if (nbd_aio_is_ready(c->h[i]) == 1 && nbd_aio_in_flight(c->h[i]) == 0)
+			nbd_aio_disconnect(c->h[i], 0);
 		nbd_close(c->h[i]);
 	}
 	free(c);
