@@ -187,19 +187,35 @@ zeros() {
 		fail "$1 blocks $2+$3 are not zero (line ${BASH_LINENO[0]})"
 }
 
-# NBD servers on Unix sockets in $T, known by their pid files
+# NBD servers on Unix sockets in $T, known by their pid files.  nbdkit
+# writes its pid file only after it has forked into the background, when
+# the command may have returned already: the file is removed first and
+# waited for, lest a server go unrecorded (and outlive the test) or a
+# restarted one be known by its predecessor's pid.
+await_pid() {
+	local p=
+	for _ in $(seq 200); do
+		p=$(cat "$T/$1.pid" 2>/dev/null)
+		[[ $p =~ ^[0-9]+$ ]] && break
+		sleep 0.05
+	done
+	[[ $p =~ ^[0-9]+$ ]] || fail "server $1 wrote no pid file"
+	echo "$p" >>"$T/.servers"
+}
 serve() {
 	local name=$1
 	shift
+	rm -f "$T/$name.pid"
 	nbdkit -U "$T/$name.sock" -P "$T/$name.pid" "$@" || fail "nbdkit $* did not start"
-	cat "$T/$name.pid" >>"$T/.servers"
+	await_pid "$name"
 }
 serve_qemu() {
 	local name=$1
 	shift
+	rm -f "$T/$name.pid"
 	qemu-nbd -k "$T/$name.sock" --pid-file="$T/$name.pid" --fork "$@" ||
 		fail "qemu-nbd $* did not start"
-	cat "$T/$name.pid" >>"$T/.servers"
+	await_pid "$name"
 }
 stop_server() {
 	local p
