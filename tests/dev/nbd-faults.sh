@@ -3,13 +3,14 @@
 # test's own directory: a server that dies in the middle of a copy (as the
 # input and as the output, with map=), error replies to reads (EIO), to
 # writes (EIO, ENOSPC, EPERM) and to flushes, coe=1 on an export with
-# unreadable blocks, SIGINT in the middle of a copy, and a server that
-# stops answering.  pdd's lines and statuses are asserted exactly; what
-# it reports done is checked against what the export or output holds;
-# reruns and printed resume commands end byte-identical without copying
-# again what was done.  Where a local file or device can fail with the
-# same errno (tests/faultfs for EIO, a full tmpfs for ENOSPC, a sealed
-# memfd for EPERM; root only), it must give the same lines and status.
+# unreadable blocks, SIGINT in the middle of a copy, and servers that
+# stop answering, with and without timeout=.  pdd's lines and statuses
+# are asserted exactly; what it reports done is checked against what the
+# export or output holds; reruns and printed resume commands end
+# byte-identical without copying again what was done.  Where a local
+# file can fail with the same errno (tests/faultfs for EIO, a full tmpfs
+# for ENOSPC, a sealed memfd for EPERM; root only), it must give the same
+# lines and status.
 # engines: uring
 . "$(dirname "$0")/../lib.sh"
 "$PDD" --version | grep -q 'nbd' || skip "this pdd is built without libnbd"
@@ -46,20 +47,20 @@ wait_for() {
 	fail "no line matching '$1' within $2 s (line ${BASH_LINENO[0]})"
 }
 
-# err_num PREFIX SUFFIX: N of the line "PREFIX<N>SUFFIX" in $T/err, which
-# must be there exactly so (no regular expression: URIs hold ? and .)
+# err_num PREFIX SUFFIX: the line "PREFIX<N>SUFFIX" must be in $T/err,
+# exactly so (no regular expression: URIs hold ? and .); N in $num
 err_num() {
-	local line n
+	local line
 	while IFS= read -r line; do
 		case $line in
 		"$1"*"$2")
-			n=${line#"$1"}
-			n=${n%"$2"}
-			[[ $n =~ ^[0-9]+$ ]] && { echo "$n"; return 0; } ;;
+			num=${line#"$1"}
+			num=${num%"$2"}
+			[[ $num =~ ^[0-9]+$ ]] && return 0 ;;
 		esac
 	done <"$T/err"
-	echo "--- stderr:" >&2
-	cat "$T/err" >&2
+	echo "--- stderr:"
+	cat "$T/err"
 	fail "no line '$1N$2' (line ${BASH_LINENO[0]})"
 }
 
@@ -121,7 +122,8 @@ for side in input output; do
 	rc=0
 	wait "$pid" || rc=$?
 	expect_rc 15
-	n=$(err_num "pdd: error $what '$(uri die)' at block " ": Cannot send after transport endpoint shutdown")
+	err_num "pdd: error $what '$(uri die)' at block " ": Cannot send after transport endpoint shutdown"
+	n=$num
 	expect_err "pdd: $((n * 4096)) bytes are copied; the map '$T/map' records what is done"
 	expect_err "$n+0 records out"
 	cmp -s -n $((n * 4096)) "$T/src" "$dst" || fail "$side: the $((n * 4096)) bytes reported copied are not the source's"
@@ -186,9 +188,9 @@ read_stops "$(uri bad)"
 # Writes: an export whose writes fail at and above 3 MiB (a write that
 # reaches past it fails whole, as an NBD write does) with the errno named
 # in $T/werr (none when it is empty), and whose flush fails with EIO
-# while $T/ferr exists.  EIO is status 3, ENOSPC and EPERM are file
-# errors (15); the export holds the source below the block named, and
-# nothing above it.
+# while $T/ferr exists (and answers only after 10 s while $T/fstall
+# does).  EIO is status 3, ENOSPC and EPERM are file errors (15); the
+# export holds the source below the block named, and nothing above it.
 LIM=$((3 * MiB))
 truncate -s "$SIZE" "$T/wdisk"
 : >"$T/werr"
@@ -196,7 +198,7 @@ serve w eval \
 	get_size="stat -Lc %s $T/wdisk" \
 	pread="dd if=$T/wdisk skip=\$4 count=\$3 iflag=count_bytes,skip_bytes status=none" \
 	pwrite="e=\$(cat $T/werr); if [ -n \"\$e\" ] && [ \$((\$4 + \$3)) -gt $LIM ]; then cat >/dev/null; echo \"\$e injected\" >&2; exit 1; fi; exec dd of=$T/wdisk seek=\$4 conv=notrunc oflag=seek_bytes status=none" \
-	flush="if [ -e $T/ferr ]; then echo 'EIO injected' >&2; exit 1; fi"
+	flush="if [ -e $T/ferr ]; then echo 'EIO injected' >&2; exit 1; fi; if [ -e $T/fstall ]; then sleep 10; fi"
 
 # write_stops NAME MESSAGE STATUS: the copy to NAME stopped at block 6144
 write_stops() {
@@ -236,13 +238,14 @@ expect_err "10240+0 records out"
 same_bytes "$T/src" "$T/wdisk"
 
 # a flush that fails: everything was written, nothing is durable, and a
-# map marks nothing finished
+# map marks nothing finished; said once, as for a local output
 touch "$T/ferr"
 run_pdd if="$T/src" of="$(uri w)"
 expect_rc 3
 expect_err "pdd: error flushing '$(uri w)': Input/output error"
 expect_err "pdd: the 8388608 bytes written may not be on stable storage"
 expect_err "16384+0 records out"
+[ "$(grep -c "$(uri w)" "$T/err")" = 1 ] || { cat "$T/err"; fail "the failed flush is said more than once"; }
 rm -f "$T/map" "$T/map.bak"
 run_pdd if="$T/src" of="$(uri w)" map="$T/map"
 expect_rc 3
@@ -399,6 +402,68 @@ for side in input output; do
 	if [ "$side" = input ]; then
 		[ "$(stat -c %s "$T/out")" = 0 ] || fail "input: the output holds bytes the silent server never gave"
 	fi
+done
+
+# --- 6. timeout= against servers that stop answering altogether: pdd
+# gives up on what they hold after the time given and ends at once,
+# without waiting for them to answer its flush or its goodbye.  A flush
+# the export leaves unanswered for 10 s: status 33, in well under 10 s.
+touch "$T/fstall"
+t0=${EPOCHREALTIME/./}
+run_pdd if="$T/src" of="$(uri w)" timeout=1
+ms=$(((${EPOCHREALTIME/./} - t0) / 1000))
+expect_rc 33
+expect_err "pdd: '$(uri w)': no answer to a flush for 1 s (timeout=1)"
+expect_err "pdd: error flushing '$(uri w)': Connection timed out"
+expect_err "pdd: the 8388608 bytes written may not be on stable storage"
+[ "$ms" -lt 6000 ] || fail "timeout=1 on a flush that is not answered: pdd ended after $ms ms"
+
+# A server stopped (SIGSTOP) in the middle of a copy, as the input and as
+# the output: the request it holds ends the side after a second, an
+# output is flushed before the report (no answer either), the done mark
+# is right, and pdd ends within seconds, while the server is still
+# stopped.  It is continued before anything else can happen to it.
+trap 'kill -CONT "$(cat "$T/frozen.pid" 2>/dev/null)" 2>/dev/null; cleanup' EXIT
+for side in input output; do
+	rm -f "$T/out"
+	truncate -s 0 "$T/disk"
+	truncate -s "$SIZE" "$T/disk"
+	if [ "$side" = input ]; then
+		restart frozen --filter=delay file "$T/src" rdelay=20ms
+		args=(if="$(uri frozen)" of="$T/out")
+		dst=$T/out
+	else
+		restart frozen --filter=delay file "$T/disk" wdelay=20ms
+		args=(if="$T/src" of="$(uri frozen)")
+		dst=$T/disk
+	fi
+	"$PDD" "${args[@]}" bs=4096 bpt=4 qd=2 conns=1 timeout=1 "${eng[@]}" 2>"$T/err" &
+	pid=$!
+	sleep 0.5
+	kill -STOP "$(cat "$T/frozen.pid")"
+	for ((i = 0; i < 160; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	ended=1
+	kill -0 "$pid" 2>/dev/null && ended=
+	kill -CONT "$(cat "$T/frozen.pid")"
+	[ -n "$ended" ] || fail "$side: pdd did not end within 8 s of its server stopping, with timeout=1"
+	rc=0
+	wait "$pid" || rc=$?
+	expect_rc 33
+	if [ "$side" = input ]; then
+		err_num "pdd: '$(uri frozen)': no answer to a read at byte " " for 1 s (timeout=1)"
+	else
+		err_num "pdd: '$(uri frozen)': no answer to a write at byte " " for 1 s (timeout=1)"
+		expect_err "pdd: '$(uri frozen)': no answer to a flush for 1 s (timeout=1)"
+	fi
+	expect_err "pdd: copy failed: engine nbd of the $side '$(uri frozen)': Connection timed out"
+	mark=$(sed -n 's/^pdd: \([0-9]*\) bytes are copied: input below block \([0-9]*\) is in output below block \2$/\2/p' "$T/err")
+	[ -n "$mark" ] && [ "$mark" -gt 0 ] || { cat "$T/err"; fail "$side: no done mark, or nothing copied"; }
+	expect_err "pdd: $((mark * 4096)) bytes are copied: input below block $mark is in output below block $mark"
+	cmp -s -n $((mark * 4096)) "$T/src" "$dst" || fail "$side: the output below the done mark is not the source's"
+	stop_server frozen
 done
 
 echo "NBD servers that fail, refuse or fall silent are reported exactly"
