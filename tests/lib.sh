@@ -188,28 +188,35 @@ zeros() {
 		fail "$1 blocks $2+$3 are not zero (line ${BASH_LINENO[0]})"
 }
 
-# NBD servers on Unix sockets in $T, known by their pid files, which a
-# server may write a moment after it has said it is ready
-served() {
-	for _ in $(seq 100); do
-		[ -s "$T/$1.pid" ] && break
+# NBD servers on Unix sockets in $T, known by their pid files.  nbdkit
+# writes its pid file only after it has forked into the background, when
+# the command may have returned already: the file is removed first and
+# waited for, lest a server go unrecorded (and outlive the test) or a
+# restarted one be known by its predecessor's pid.
+await_pid() {
+	local p=
+	for _ in $(seq 200); do
+		p=$(cat "$T/$1.pid" 2>/dev/null)
+		[[ $p =~ ^[0-9]+$ ]] && break
 		sleep 0.05
 	done
-	[ -s "$T/$1.pid" ] || fail "server $1 wrote no pid file"
-	cat "$T/$1.pid" >>"$T/.servers"
+	[[ $p =~ ^[0-9]+$ ]] || fail "server $1 wrote no pid file"
+	echo "$p" >>"$T/.servers"
 }
 serve() {
 	local name=$1
 	shift
+	rm -f "$T/$name.pid"
 	nbdkit -U "$T/$name.sock" -P "$T/$name.pid" "$@" || fail "nbdkit $* did not start"
-	served "$name"
+	await_pid "$name"
 }
 serve_qemu() {
 	local name=$1
 	shift
+	rm -f "$T/$name.pid"
 	qemu-nbd -k "$T/$name.sock" --pid-file="$T/$name.pid" --fork "$@" ||
 		fail "qemu-nbd $* did not start"
-	served "$name"
+	await_pid "$name"
 }
 serve_tcp() {
 	local name=$1
@@ -217,8 +224,9 @@ serve_tcp() {
 	# a port nobody holds: nbdkit fails at once on one that is taken
 	for _ in $(seq 20); do
 		port=$((20000 + RANDOM % 40000))
+		rm -f "$T/$name.pid"
 		nbdkit -i 127.0.0.1 -p "$port" -P "$T/$name.pid" "$@" 2>"$T/$name.err" &&
-			{ served "$name"; return; }
+			{ await_pid "$name"; return; }
 	done
 	fail "nbdkit $* did not start on 127.0.0.1: $(cat "$T/$name.err")"
 }
