@@ -320,8 +320,8 @@ static int nbd_flush_side(struct pdd_engine *e)
 		for (unsigned int i = 0; !err && i < n->c->n; i++) {
 			int r = cookie[i] < 0 ? 0 : nbd_aio_command_completed(n->c->h[i], cookie[i]);
 
-			if (r == -1)
-				err = nbd_failed(e);
+			if (r == -1)	/* the server's answer: the copy says it */
+				err = nbd_get_errno() > 0 ? -nbd_get_errno() : -EIO;
 			if (r) {
 				cookie[i] = -1;
 				left--;

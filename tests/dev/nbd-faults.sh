@@ -456,7 +456,15 @@ for side in input output; do
 		err_num "pdd: '$(uri frozen)': no answer to a read at byte " " for 1 s (timeout=1)"
 	else
 		err_num "pdd: '$(uri frozen)': no answer to a write at byte " " for 1 s (timeout=1)"
-		expect_err "pdd: '$(uri frozen)': no answer to a flush for 1 s (timeout=1)"
+		# the server holds what it was sent unflushed: nothing of it is
+		# claimed, and no resume command starts past it
+		expect_err "pdd: '$(uri frozen)' is not flushed: the server failed or stopped answering"
+		grep -q "^pdd: the [0-9]* bytes written may not be on stable storage\$" "$T/err" ||
+			{ cat "$T/err"; fail "$side: unflushed writes claimed"; }
+		grep -q "^pdd: to resume" "$T/err" && fail "$side: a resume command past unflushed writes"
+		expect_err "pdd: copy failed: engine nbd of the $side '$(uri frozen)': Connection timed out"
+		stop_server frozen
+		continue
 	fi
 	expect_err "pdd: copy failed: engine nbd of the $side '$(uri frozen)': Connection timed out"
 	mark=$(sed -n 's/^pdd: \([0-9]*\) bytes are copied: input below block \([0-9]*\) is in output below block \2$/\2/p' "$T/err")
