@@ -166,6 +166,7 @@ int pdd_engine_choose(const char *name, const struct pdd_dev *in,
 int pdd_engine_start(struct pdd_engine *e, const struct pdd_engine_ops *ops,
 		     const struct pdd_engine *want);
 unsigned int pdd_async_depth(size_t xfer, unsigned int threads);
+unsigned int pdd_depth_for(size_t window, size_t xfer);
 bool pdd_engine_known(const char *name);
 void pdd_engine_names(char *buf, size_t len);
 

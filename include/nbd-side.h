@@ -9,6 +9,7 @@
 #define PDD_NBD_SIDE_H
 
 #include <libnbd.h>
+#include <poll.h>
 
 #include "pdd.h"
 
@@ -20,5 +21,8 @@ struct pdd_nbd {
 };
 
 const char *pdd_nbd_error(void);
+int pdd_nbd_errno(void);
+void pdd_nbd_want(struct nbd_handle *h, struct pollfd *pfd);
+int pdd_nbd_notify(struct nbd_handle *h, short revents);
 
 #endif

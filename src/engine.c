@@ -168,10 +168,14 @@ int pdd_engine_start(struct pdd_engine *e, const struct pdd_engine_ops *ops,
  */
 unsigned int pdd_async_depth(size_t xfer, unsigned int threads)
 {
-	size_t by_mem = (16u << 20) / xfer;
-
 	(void)threads;		/* one submitting thread: threads= plays no part */
-	if (by_mem > 64)
-		return 64;
-	return by_mem < 4 ? 4 : (unsigned int)by_mem;
+	return pdd_depth_for(16u << 20, xfer);
+}
+
+/* Requests of xfer bytes that fill window bytes in flight: 4 to 64. */
+unsigned int pdd_depth_for(size_t window, size_t xfer)
+{
+	size_t n = window / xfer;
+
+	return n > 64 ? 64 : n < 4 ? 4 : (unsigned int)n;
 }

@@ -35,13 +35,43 @@ const char *pdd_nbd_error(void)
 	return p[0] == ':' && p[1] == ' ' ? p + 2 : m;
 }
 
-/* The server's answer, or -errno with libnbd's message said. */
-static int nbd_fail(const struct pdd_dev *d, const char *what)
+/* libnbd's last error as -errno (-EIO when it gave none). */
+int pdd_nbd_errno(void)
 {
 	int err = nbd_get_errno();
 
-	pdd_error("cannot %s '%s': %s", what, d->name, pdd_nbd_error());
 	return err > 0 ? -err : -EIO;
+}
+
+/* What handle h's state machine waits for, as a pollfd. */
+void pdd_nbd_want(struct nbd_handle *h, struct pollfd *pfd)
+{
+	unsigned int dir = nbd_aio_get_direction(h);
+
+	pfd->fd = nbd_aio_get_fd(h);
+	pfd->events = (dir & LIBNBD_AIO_DIRECTION_READ ? POLLIN : 0) |
+		      (dir & LIBNBD_AIO_DIRECTION_WRITE ? POLLOUT : 0);
+	pfd->revents = 0;
+}
+
+/* Let h move as poll() found its socket: 0, or -1 with libnbd's error.
+ * As nbd_poll does, a hang-up is read, to find the end. */
+int pdd_nbd_notify(struct nbd_handle *h, short revents)
+{
+	if (revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL))
+		return nbd_aio_notify_read(h);
+	if (revents & POLLOUT)
+		return nbd_aio_notify_write(h);
+	return 0;
+}
+
+/* The server's answer, or -errno with libnbd's message said. */
+static int nbd_fail(const struct pdd_dev *d, const char *what)
+{
+	int err = pdd_nbd_errno();
+
+	pdd_error("cannot %s '%s': %s", what, d->name, pdd_nbd_error());
+	return err;
 }
 
 /*
@@ -64,13 +94,11 @@ static int connect_one(struct pdd_dev *d)
 	if (nbd_aio_connect_uri(h, d->path) == -1)
 		return nbd_fail(d, "connect to");
 	while (nbd_aio_is_connecting(h)) {
-		unsigned int dir = nbd_aio_get_direction(h);
-		struct pollfd pfd = {
-			.fd = nbd_aio_get_fd(h),
-			.events = (dir & LIBNBD_AIO_DIRECTION_READ ? POLLIN : 0) |
-				  (dir & LIBNBD_AIO_DIRECTION_WRITE ? POLLOUT : 0),
-		};
-		int r = poll(&pfd, 1, 100);
+		struct pollfd pfd;
+		int r;
+
+		pdd_nbd_want(h, &pfd);
+		r = poll(&pfd, 1, 100);
 
 		if (pdd_stop_signal) {
 			pdd_error("stopped while connecting to '%s'", d->name);
@@ -81,13 +109,7 @@ static int connect_one(struct pdd_dev *d)
 			pdd_error("cannot connect to '%s': poll: %s", d->name, strerror(-r));
 			return r;
 		}
-		if (r <= 0)
-			continue;
-		if (pfd.revents & (POLLIN | POLLHUP | POLLERR))
-			r = nbd_aio_notify_read(h);
-		else
-			r = nbd_aio_notify_write(h);
-		if (r == -1)
+		if (r > 0 && pdd_nbd_notify(h, pfd.revents) == -1)
 			return nbd_fail(d, "connect to");
 	}
 	if (!nbd_aio_is_ready(h))

@@ -24,6 +24,11 @@
 #   serve_tcp NAME ARGS... nbdkit ARGS on 127.0.0.1, a free port in $port
 #   stop_server NAME       stop it now (and wait for it)
 #   uri NAME               its nbd+unix URI
+#   PROGRESS_RE, progress_lines FILE TOTAL  the progress line with a known
+#                          total, and a count of FILE's, checked
+#   wait_for PATTERN SECS  until $T/err has a line matching the extended
+#                          regular expression; fails after SECS, or when
+#                          pdd (its pid in $pid) ends first
 # Only the loop devices this test made are ever detached.
 set -u
 
@@ -241,3 +246,33 @@ stop_server() {
 	rm -f "$T/$1.sock"	# nbdkit leaves it, and a new one could not bind
 }
 uri() { echo "nbd+unix:///?socket=$T/$1.sock"; }
+
+# wait_for PATTERN SECS: until $T/err has a line matching the extended
+# regular expression, or fail after SECS; pdd ($pid) must still run
+wait_for() {
+	local i
+	for ((i = 0; i < $2 * 20; i++)); do
+		grep -qE -- "$1" "$T/err" && return 0
+		kill -0 "$pid" 2>/dev/null || { cat "$T/err"; fail "pdd ended before: $1 (line ${BASH_LINENO[0]})"; }
+		sleep 0.05
+	done
+	cat "$T/err"
+	fail "no line matching '$1' within $2 s (line ${BASH_LINENO[0]})"
+}
+
+# the progress line with a known total, exactly as pdd(1) gives it
+PROGRESS_RE='^[0-9]+ bytes \([0-9.]+ [kMGTPE]B, [0-9.]+ [KMGTPE]iB\) copied, [0-9]{1,3}%, '
+PROGRESS_RE+='[0-9.]+ [kMGTPE]?B/s now, [0-9.]+ [kMGTPE]?B/s average, [0-9]+:[0-5][0-9]:[0-5][0-9] left$'
+
+# progress_lines FILE TOTAL: prints how many progress lines FILE has;
+# fails unless there is one at least, their bytes rise, and each percent
+# is the bytes' of TOTAL, rounded down
+progress_lines() {
+	grep -E "$PROGRESS_RE" "$1" | awk -v total="$2" '
+		{ pct = $0; sub(/.* copied, /, "", pct); sub(/%.*/, "", pct)
+		  if (NR > 1 && $1 <= last) { print "bytes did not rise: " $0 >"/dev/stderr"; exit 1 }
+		  if (pct != int($1 * 100 / total)) { print "wrong percent: " $0 >"/dev/stderr"; exit 1 }
+		  last = $1; n++ }
+		END { if (!n) { print "no progress line" >"/dev/stderr"; exit 1 } print n }' ||
+		{ cat -A "$1" >&2; return 1; }
+}

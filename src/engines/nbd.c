@@ -5,8 +5,8 @@
  * (nbd_aio_pread/pwrite, with a completion callback that puts the
  * request on the engine's done list); the handle's socket is what the
  * driver polls, for reading or writing as libnbd's state machine wants
- * (nbd_aio_get_direction), and reap() lets libnbd move (nbd_poll) until
- * something has come back or the time is up.  The server may take any
+ * (nbd_aio_get_direction), and reap() polls the connections and lets
+ * libnbd move until something has come back or the time is up.  The server may take any
  * number of commands; depth= bounds them as for the other engines.
  * With conns=N the side has N connections (include/nbd-side.h); a
  * request goes to the one with the fewest in flight.
@@ -42,7 +42,7 @@ struct nbd_priv {
 	uint32_t wflags;		/* LIBNBD_CMD_FLAG_FUA when asked */
 	struct nbd_cb *cbs;		/* per buffer */
 	unsigned int inflight;		/* commands queued, not back */
-	struct pdd_req *done, *done_tail;	/* back, not reaped */
+	struct pdd_reqq done;		/* back, not reaped */
 };
 
 static int nbd_probe(const struct pdd_dev *d)
@@ -54,11 +54,11 @@ static int nbd_probe(const struct pdd_dev *d)
 static int nbd_failed(struct pdd_engine *e)
 {
 	struct nbd_priv *n = e->priv;
-	int err = nbd_get_errno();
+	int err = pdd_nbd_errno();
 
 	n->c->failed = true;	/* no goodbye at close (nbd-side.c) */
 	pdd_error("'%s': %s", e->dev->name, pdd_nbd_error());
-	return err > 0 ? -err : -EIO;
+	return err;
 }
 
 static int nbd_init(struct pdd_engine *e)
@@ -103,12 +103,7 @@ static void nbd_exit(struct pdd_engine *e)
 static void finish(struct nbd_priv *n, struct pdd_req *rq, ssize_t res)
 {
 	rq->res = res;
-	rq->next = NULL;
-	if (n->done_tail)
-		n->done_tail->next = rq;
-	else
-		n->done = rq;
-	n->done_tail = rq;
+	pdd_reqq_push(&n->done, rq);
 }
 
 /* libnbd's completion callback: the command is back (error: an errno) */
@@ -162,13 +157,11 @@ static int nbd_submit(struct pdd_engine *e, struct pdd_req *rq)
 	else
 		cookie = nbd_aio_pwrite(h, rq->buf, len, rq->off, cb, n->wflags);
 	if (cookie == -1) {
-		int err = nbd_get_errno();
-
 		/* refused before it was sent: the copy reports the request,
 		 * libnbd's reason is said once */
 		c->busy = false;
 		if (n->said)
-			return err > 0 ? -err : -EIO;
+			return pdd_nbd_errno();
 		n->said = true;
 		return nbd_failed(e);
 	}
@@ -196,16 +189,6 @@ static int too_old(struct pdd_engine *e)
 	return 0;
 }
 
-static void want(const struct nbd_priv *n, struct pollfd *pfd, unsigned int i)
-{
-	unsigned int dir = nbd_aio_get_direction(n->c->h[i]);
-
-	pfd->fd = nbd_aio_get_fd(n->c->h[i]);
-	pfd->events = (dir & LIBNBD_AIO_DIRECTION_READ ? POLLIN : 0) |
-		      (dir & LIBNBD_AIO_DIRECTION_WRITE ? POLLOUT : 0);
-	pfd->revents = 0;
-}
-
 /* The connections' sockets, each for what its state machine waits on. */
 static unsigned int nbd_pollfd(struct pdd_engine *e, struct pollfd *pfd, unsigned int max)
 {
@@ -213,7 +196,7 @@ static unsigned int nbd_pollfd(struct pdd_engine *e, struct pollfd *pfd, unsigne
 	unsigned int i;
 
 	for (i = 0; i < n->c->n && i < max; i++)
-		want(n, &pfd[i], i);
+		pdd_nbd_want(n->c->h[i], &pfd[i]);
 	return i;
 }
 
@@ -223,11 +206,9 @@ static int step(struct pdd_engine *e, int timeout_ms)
 {
 	struct nbd_priv *n = e->priv;
 	struct pollfd pfd[PDD_NBD_MAX_CONNS];
-	unsigned int k = n->c->n;
+	unsigned int k = nbd_pollfd(e, pfd, PDD_NBD_MAX_CONNS);
 	int r;
 
-	for (unsigned int i = 0; i < k; i++)
-		want(n, &pfd[i], i);
 	r = poll(pfd, k, timeout_ms);
 	if (r < 0 && errno != EINTR) {
 		r = -errno;
@@ -237,17 +218,9 @@ static int step(struct pdd_engine *e, int timeout_ms)
 	}
 	if (r <= 0)
 		return 0;
-	for (unsigned int i = 0; i < k; i++) {
-		struct nbd_handle *h = n->c->h[i];
-
-		/* as nbd_poll does: a hang-up is read, to find the end */
-		if (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)) {
-			if (nbd_aio_notify_read(h) == -1)
-				return nbd_failed(e);
-		} else if ((pfd[i].revents & POLLOUT) && nbd_aio_notify_write(h) == -1) {
+	for (unsigned int i = 0; i < k; i++)
+		if (pdd_nbd_notify(n->c->h[i], pfd[i].revents) == -1)
 			return nbd_failed(e);
-		}
-	}
 	return 0;
 }
 
@@ -264,16 +237,12 @@ static int nbd_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int ma
 	 * then wait for the server if nothing came and there is time */
 	if (n->inflight)
 		err = step(e, 0);
-	if (!err && !n->done && n->inflight && timeout_ms > 0)
+	if (!err && !n->done.head && n->inflight && timeout_ms > 0)
 		err = step(e, timeout_ms);
 	if (err)
 		return err;
-	while (got < max && n->done) {
-		done[got++] = n->done;
-		n->done = n->done->next;
-	}
-	if (!n->done)
-		n->done_tail = NULL;
+	while (got < max && n->done.head)
+		done[got++] = pdd_reqq_pop(&n->done);
 	return (int)got;
 }
 
@@ -321,7 +290,7 @@ static int nbd_flush_side(struct pdd_engine *e)
 			int r = cookie[i] < 0 ? 0 : nbd_aio_command_completed(n->c->h[i], cookie[i]);
 
 			if (r == -1)	/* the server's answer: the copy says it */
-				err = nbd_get_errno() > 0 ? -nbd_get_errno() : -EIO;
+				err = pdd_nbd_errno();
 			if (r) {
 				cookie[i] = -1;
 				left--;
@@ -337,12 +306,8 @@ static int nbd_flush_side(struct pdd_engine *e)
  * two nbdkit servers on this 2-core machine (scripts/bench-nbd.sh) */
 static unsigned int nbd_depth(size_t xfer, unsigned int threads)
 {
-	size_t by_mem = (8u << 20) / xfer;
-
 	(void)threads;
-	if (by_mem > 64)
-		return 64;
-	return by_mem < 4 ? 4 : (unsigned int)by_mem;
+	return pdd_depth_for(8u << 20, xfer);
 }
 
 const struct pdd_engine_ops pdd_nbd_ops = {

@@ -34,18 +34,6 @@ else
 fi
 
 pid=
-# wait_for PATTERN SECS: until $T/err has a line matching the extended
-# regular expression, or fail after SECS; pdd ($pid) must still run
-wait_for() {
-	local i
-	for ((i = 0; i < $2 * 20; i++)); do
-		grep -qE -- "$1" "$T/err" && return 0
-		kill -0 "$pid" 2>/dev/null || { cat "$T/err"; fail "pdd ended before: $1 (line ${BASH_LINENO[0]})"; }
-		sleep 0.05
-	done
-	cat "$T/err"
-	fail "no line matching '$1' within $2 s (line ${BASH_LINENO[0]})"
-}
 
 # err_num PREFIX SUFFIX: the line "PREFIX<N>SUFFIX" must be in $T/err,
 # exactly so (no regular expression: URIs hold ? and .); N in $num

@@ -22,22 +22,7 @@ ctl=$T/mnt/control
 dev=$(mkloop_unmerged "$T/mnt/disk")
 slow=(bpt=8 qd=8 threads=8)
 
-# the progress line with a known total, exactly as pdd(1) gives it
-P='^[0-9]+ bytes \([0-9.]+ [kMGTPE]B, [0-9.]+ [KMGTPE]iB\) copied, [0-9]{1,3}%, '
-P+='[0-9.]+ [kMGTPE]?B/s now, [0-9.]+ [kMGTPE]?B/s average, [0-9]+:[0-5][0-9]:[0-5][0-9] left$'
-
-# progress_lines FILE TOTAL: prints how many progress lines FILE has;
-# fails unless there is one at least, their bytes rise, and each percent
-# is the bytes' of TOTAL, rounded down
-progress_lines() {
-	grep -E "$P" "$1" | awk -v total="$2" '
-		{ pct = $0; sub(/.* copied, /, "", pct); sub(/%.*/, "", pct)
-		  if (NR > 1 && $1 <= last) { print "bytes did not rise: " $0 >"/dev/stderr"; exit 1 }
-		  if (pct != int($1 * 100 / total)) { print "wrong percent: " $0 >"/dev/stderr"; exit 1 }
-		  last = $1; n++ }
-		END { if (!n) { print "no progress line" >"/dev/stderr"; exit 1 } print n }' ||
-		{ cat -A "$1" >&2; return 1; }
-}
+P=$PROGRESS_RE		# the progress line with a known total (lib.sh)
 
 # --- not a terminal: one line per update, then the report -----------------
 run_pdd if="$dev" of="$T/out" "${slow[@]}" status=progress

@@ -38,18 +38,6 @@ slow=(bs=$XFER bpt=1 qd=$QD threads=$QD)
 held=$QD
 [ "${PDD_ENGINE:-}" = threads ] && held=$((QD / 2))
 
-# wait_for PATTERN SECS: until the err file has a line matching the
-# extended regular expression, or fail after SECS
-wait_for() {
-	local i
-	for ((i = 0; i < $2 * 20; i++)); do
-		grep -qE -- "$1" "$T/err" && return 0
-		kill -0 "$pid" 2>/dev/null || { cat "$T/err"; fail "pdd ended before: $1 (line ${BASH_LINENO[0]})"; }
-		sleep 0.05
-	done
-	cat "$T/err"
-	fail "no line matching '$1' within $2 s (line ${BASH_LINENO[0]})"
-}
 # nothing has come back from the input while the output is empty
 nothing_back() {
 	[ "$(stat -c %s "$T/out")" = 0 ] || fail "a request came back already; the device was to be silent ($1)"
