@@ -73,13 +73,13 @@ msg = @printf '  %-6s %s\n'
 endif
 
 SRCS = src/main.c src/args.c src/dev.c src/open.c src/plan.c src/copy.c src/coe.c src/copy-map.c src/copy-report.c src/seq.c \
-       src/stats.c src/json.c src/progress.c src/msg.c src/signals.c src/engine.c \
+       src/stats.c src/json.c src/progress.c src/msg.c src/signals.c src/engine.c src/zero.c \
        src/map-extents.c src/map-text.c src/mapfile.c src/verify.c src/drive.c src/guard.c src/guard-loop.c \
        $(GUARD_SRCS) $(NBD_SRCS) $(SCSI_SRCS) $(ENGINE_SRCS)
 LIB_SRCS = $(filter-out src/main.c,$(SRCS))
 HDRS = $(wildcard include/*.h)
 
-UNIT_TESTS = args plan seq stats json progress map guard core $(if $(SCSI_SRCS),scsi)
+UNIT_TESTS = args plan seq stats json progress map guard core zero $(if $(SCSI_SRCS),scsi)
 TOOLS = tests/tools/stamp tests/tools/noring tests/sgdouble/libsgdouble.so
 TOOLS += $(if $(shell pkg-config --exists fuse3 2>/dev/null && echo y),tests/faultfs/faultfs)
 
@@ -159,6 +159,11 @@ build/asan/pdd: $(SRCS:%.c=build/asan/%.o)
 build/tsan/pdd: $(SRCS:%.c=build/tsan/%.o)
 	$(msg) LINK $@
 	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=thread -o $@ $^ $(LDLIBS)
+
+# the zero check's speed, for scripts/bench-zero.sh
+build/zerospeed: tests/tools/zerospeed.c build/src/zero.o
+	$(msg) LINK $@
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^
 
 tests/tools/%: tests/tools/%.c
 	$(msg) CC $<
