@@ -84,6 +84,14 @@ struct core {
 					 * some bytes first (UINT64_MAX: none) */
 	size_t part_put;		/* and how many: written all the same */
 	bool death_noted;		/* an engine's death is recorded in r */
+	/* sparse= (copy-sparse.c) */
+	size_t grain;			/* zero runs are looked for in these; 0:
+					 * not (sparse=0, or the output cannot) */
+	int zero_mode;			/* fallocate's mode for PDD_OP_ZERO */
+	uint64_t zero_from;		/* output bytes from here read as zeros
+					 * until written: not written (UINT64_MAX:
+					 * none known) */
+	uint64_t skip_end;		/* end of the last run so skipped */
 };
 
 static inline struct slot *slot_of(struct core *c, uint64_t idx)
@@ -108,6 +116,13 @@ void core_record(struct core *c, uint64_t idx, enum pdd_op op, uint64_t off,
 void core_fail(struct core *c, uint64_t idx, enum pdd_op op, uint64_t off,
 	       size_t len, int err);
 void core_submit_io(struct core *c, uint64_t idx, enum pdd_op op);
+void core_submit_part(struct core *c, uint64_t idx, enum pdd_op op, size_t len);
+
+/* copy-sparse.c */
+void core_sparse_setup(struct core *c);
+bool core_sparse_write(struct core *c, uint64_t idx, bool *all_done);
+bool core_sparse_zeroed(struct core *c, struct slot *s);
+int core_sparse_end(struct core *c);
 void *core_grow(void *array, size_t n, size_t *cap, size_t size);
 
 /* coe.c */

@@ -24,7 +24,12 @@
 
 /* One read or write.  The core fills every field but res and next. */
 struct pdd_req {
-	enum pdd_op op;			/* PDD_OP_READ or PDD_OP_WRITE */
+	enum pdd_op op;			/* PDD_OP_READ, PDD_OP_WRITE, or PDD_OP_ZERO:
+					 * make [off, off+len) read as zeros, by
+					 * fallocate(zero_mode) on a descriptor;
+					 * -EOPNOTSUPP when the engine or the
+					 * device cannot (the core then writes) */
+	int zero_mode;			/* fallocate's mode for PDD_OP_ZERO */
 	int fd;				/* descriptor to use */
 	bool positional;		/* pread/pwrite at off; else read/write */
 	void *buf;			/* data, aligned for the descriptor */

@@ -43,6 +43,8 @@
 #define PDD_F_NULL	(1u << 10)	/* sgp_dd's placeholder: does nothing */
 #define PDD_F_FORCE	(1u << 11)	/* of only: write although another device
 					 * holds the output (never when mounted) */
+#define PDD_F_ZEROED	(1u << 12)	/* of only: the output reads as zeros
+					 * already; zero runs are not written */
 
 #define PDD_SG_TIMEOUT	60		/* seconds a SCSI command may take, as sg_dd */
 #define PDD_MAP_INTERVAL 30		/* seconds between saves of map=, as ddrescue */
@@ -75,6 +77,8 @@ struct pdd_opts {
 	unsigned int threads;		/* threads= / thr= */
 	unsigned int qd;		/* qd=, 0 for the engine's default */
 	unsigned int conns;		/* conns=: NBD connections, 0 default */
+	uint64_t sparse;		/* sparse=: grain of zero runs, 0 off */
+	bool sparse_given;		/* sparse= was on the command line */
 	const char *engine;		/* engine=, "auto" by default */
 	unsigned int iflags;		/* PDD_F_* for the input */
 	unsigned int oflags;		/* PDD_F_* for the output */
@@ -161,6 +165,7 @@ struct pdd_plan {
 					 * block numbers shown count from them */
 	uint64_t total;			/* bytes to copy; PDD_UNTIL_EOF for streams */
 	unsigned int depth;		/* transfers in flight */
+	size_t sparse;			/* sparse=: grain of zero runs, 0: none */
 	unsigned int threads;		/* worker threads of a threaded side */
 	size_t buf_align;		/* buffer address alignment */
 	size_t buf_len;			/* bytes in each buffer: a transfer, or
@@ -181,6 +186,8 @@ enum pdd_op {
 	PDD_OP_FLUSH,
 	PDD_OP_MAP,			/* saving the map */
 	PDD_OP_CLOSE,			/* closing the output */
+	PDD_OP_ZERO,			/* making a range of the output read as
+					 * zeros without sending them (sparse=) */
 };
 
 /* What happened: enough to print the report and pick the exit status. */
@@ -192,6 +199,9 @@ struct pdd_result {
 					 * by an earlier one the map recorded) */
 	int err;			/* first error as -errno, 0 if none */
 	enum pdd_op err_op;		/* what failed */
+	uint64_t zero_bytes;		/* sparse=: zero runs zeroed by the output */
+	uint64_t skip_bytes;		/* and not written, the output holding
+					 * zeros there already */
 	bool unflushed;			/* the last flush failed after another
 					 * error: nothing written is known to
 					 * be on stable storage */

@@ -162,6 +162,7 @@ static const struct operand operands[] = {
 	{ "retries",	ARG_UINT,	OPT(retries),	0, 1000,	22 },
 	{ "seek",	ARG_U64,	OPT(seek),	0, INT64_MAX,	10 },
 	{ "skip",	ARG_U64,	OPT(skip),	0, INT64_MAX,	11 },
+	{ "sparse",	ARG_U64,	OPT(sparse),	0, PDD_MAX_XFER, 30 },
 	{ "status",	ARG_STATUS,	OPT(status),	0, 0,		12 },
 	{ "sync",	ARG_BOOL,	OPT(sync),	0, 1,		13 },
 	{ "thr",	ARG_UINT,	OPT(threads),	1, PDD_MAX_THREADS, 14 },
@@ -192,6 +193,7 @@ static const struct flag flags[] = {
 	{ "nodirect",	PDD_F_NODIRECT,	false },
 	{ "null",	PDD_F_NULL,	false },
 	{ "trunc",	PDD_F_TRUNC,	true },
+	{ "zeroed",	PDD_F_ZEROED,	true },
 };
 
 static int parse_flags(const char *op, const char *val, bool output,
@@ -464,6 +466,8 @@ int pdd_parse_args(int argc, char **argv, struct pdd_opts *o)
 			o->count_given = true;
 		if (!strcmp(name, "timeout"))
 			o->timeout_given = true;
+		if (!strcmp(name, "sparse"))
+			o->sparse_given = true;
 	}
 	if (o->help || o->version)
 		return 0;

@@ -63,6 +63,12 @@ void core_fail(struct core *c, uint64_t idx, enum pdd_op op, uint64_t off,
  * the bytes already moved (got or put) to the end of the piece. */
 void core_submit_io(struct core *c, uint64_t idx, enum pdd_op op)
 {
+	core_submit_part(c, idx, op, 0);
+}
+
+/* The same for len bytes from there (0: the rest): a run of sparse=. */
+void core_submit_part(struct core *c, uint64_t idx, enum pdd_op op, size_t len)
+{
 	struct slot *s = slot_of(c, idx);
 	struct pdd_req *rq = &s->rq;
 	bool rd = op == PDD_OP_READ;
@@ -82,8 +88,9 @@ void core_submit_io(struct core *c, uint64_t idx, enum pdd_op op)
 	rq->op = op;
 	rq->idx = idx;
 	rq->buf = s->buf + moved;
-	rq->len = (rd ? s->cap : s->got) - moved;
+	rq->len = len ? len : (rd ? s->cap : s->got) - moved;
 	rq->off = off;
+	rq->zero_mode = c->zero_mode;
 	rq->bad_off = UINT64_MAX;
 	rq->positional = !d->stream;
 	rq->fd = pdd_dev_pick_fd(d, off, rq->len, rq->buf);
@@ -264,13 +271,21 @@ static int barrier_done(struct core *c, const struct slot *s)
 	return 0;
 }
 
+static void wrote(struct core *c, uint64_t idx);
+
 static void submit_write(struct core *c, uint64_t idx)
 {
 	struct slot *s = slot_of(c, idx);
+	bool all_done;
 
 	if (c->out->kind == PDD_KIND_NULL) {	/* nothing to do to discard */
 		s->put = s->got;
 		retire(c, idx);
+		return;
+	}
+	if (core_sparse_write(c, idx, &all_done)) {
+		if (all_done)		/* zeros the output holds already */
+			wrote(c, idx);
 		return;
 	}
 	core_submit_io(c, idx, PDD_OP_WRITE);
@@ -320,6 +335,10 @@ static void write_done(struct core *c, struct slot *s)
 		cut_write(c, idx, s->put);
 		return;
 	}
+	if (s->rq.op == PDD_OP_ZERO && !core_sparse_zeroed(c, s)) {
+		submit_write(c, idx);	/* refused: the zeros are written */
+		return;
+	}
 	if (s->rq.res <= 0) {
 		/* a write that moves nothing would move nothing again; the
 		 * device may have named the block that failed.  What this
@@ -336,6 +355,14 @@ static void write_done(struct core *c, struct slot *s)
 			submit_write(c, idx);
 		return;
 	}
+	wrote(c, idx);
+}
+
+/* Transfer idx is all in the output. */
+static void wrote(struct core *c, uint64_t idx)
+{
+	struct slot *s = slot_of(c, idx);
+
 	if (c->barrier) {
 		int err = barrier_done(c, s);
 
@@ -476,6 +503,7 @@ static int setup(struct core *c)
 	err = pdd_dev_truncate(c->out, p->out_off);
 	if (err)
 		return err;
+	core_sparse_setup(c);	/* after the truncation: the size it leaves */
 	pdd_drive_describe(&c->drv, "", p->depth, p->xfer);
 	return 0;
 }
@@ -536,6 +564,11 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 		cut_by_death(&c);
 	}
 	partial_done(&c);
+	err = core_sparse_end(&c);
+	if (err && !r->err) {
+		r->err = err;
+		r->err_op = PDD_OP_WRITE;
+	}
 	if (map)		/* flushes the output first */
 		core_save_map(&c, !r->err && !r->signal);
 	else if (o->sync && r->out_bytes) {

@@ -221,6 +221,32 @@ static bool threaded(const struct pdd_plan *p)
 	return (p->ops[0] && p->ops[0]->threaded) || (p->ops[1] && p->ops[1]->threaded);
 }
 
+/*
+ * sparse=: the grain zero runs are looked for in.  By default the output's
+ * logical block or 4096 bytes, whichever is larger; a grain given must be
+ * whole blocks of the output (and of its direct I/O alignment), which it
+ * zeroes or leaves alone.
+ */
+static int pick_sparse(const struct pdd_opts *o, const struct pdd_dev *out,
+		       struct pdd_plan *p)
+{
+	uint64_t unit = out->lbs > 1 ? out->lbs : 1;
+
+	if (out->direct && out->io_align > unit)
+		unit = out->io_align;
+	if (!o->sparse_given) {
+		p->sparse = unit > 4096 ? (size_t)unit : 4096;
+		return 0;
+	}
+	if (o->sparse % unit) {
+		pdd_error("sparse=%" PRIu64 ": not a multiple of the %" PRIu64
+			  "-byte blocks of '%s'", o->sparse, unit, out->name);
+		return -EINVAL;
+	}
+	p->sparse = (size_t)o->sparse;
+	return 0;
+}
+
 static unsigned int pick_depth(const struct pdd_opts *o, const struct pdd_plan *p)
 {
 	uint64_t depth = o->qd;
@@ -310,6 +336,8 @@ int pdd_plan_make(const struct pdd_opts *o, const struct pdd_dev *in,
 		err = check_room(o, out, p);
 	if (!err)
 		err = check_map(o, in, out, p);
+	if (!err)
+		err = pick_sparse(o, out, p);
 	if (err)
 		return err;
 	if (p->total != PDD_UNTIL_EOF && p->out_off > INT64_MAX - p->total) {

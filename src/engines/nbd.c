@@ -132,6 +132,11 @@ static int nbd_submit(struct pdd_engine *e, struct pdd_req *rq)
 	uint64_t size = e->dev->size;
 	size_t len = rq->len;
 
+	/* a server without WRITE_ZEROES: the core writes the zeros */
+	if (rq->op == PDD_OP_ZERO && nbd_can_zero(n->c->h[0]) != 1) {
+		finish(n, rq, -EOPNOTSUPP);
+		return PDD_QUEUED;
+	}
 	/* the server refuses a request past the export's end: there a read
 	 * is short and a write fails, as on a block device */
 	if (rq->off >= size) {
@@ -152,7 +157,9 @@ static int nbd_submit(struct pdd_engine *e, struct pdd_req *rq)
 	c->conn = k;
 	c->len = len;
 	c->busy = true;
-	if (rq->op == PDD_OP_READ)
+	if (rq->op == PDD_OP_ZERO)	/* WRITE_ZEROES: reads back as zeros, unlike a trim */
+		cookie = nbd_aio_zero(h, len, rq->off, cb, n->wflags);
+	else if (rq->op == PDD_OP_READ)
 		cookie = nbd_aio_pread(h, rq->buf, len, rq->off, cb, 0);
 	else
 		cookie = nbd_aio_pwrite(h, rq->buf, len, rq->off, cb, n->wflags);

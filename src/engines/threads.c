@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
@@ -43,7 +44,10 @@ static ssize_t do_io(const struct pdd_req *rq)
 	ssize_t n;
 
 	do {
-		if (rq->op == PDD_OP_READ)
+		if (rq->op == PDD_OP_ZERO)
+			n = fallocate(rq->fd, rq->zero_mode, (off_t)rq->off, (off_t)rq->len) ? -1
+											      : (ssize_t)rq->len;
+		else if (rq->op == PDD_OP_READ)
 			n = rq->positional ? pread(rq->fd, rq->buf, rq->len, (off_t)rq->off)
 					   : read(rq->fd, rq->buf, rq->len);
 		else

@@ -121,7 +121,9 @@ static int uring_submit(struct pdd_engine *e, struct pdd_req *rq)
 	idx = u->fixed_files ? file_index(u, fd) : -1;
 	if (idx >= 0)
 		fd = idx;
-	if (u->fixed_bufs && rq->positional) {
+	if (rq->op == PDD_OP_ZERO) {
+		io_uring_prep_fallocate(sqe, fd, rq->zero_mode, off, rq->len);
+	} else if (u->fixed_bufs && rq->positional) {
 		if (rd)
 			io_uring_prep_read_fixed(sqe, fd, rq->buf, rq->len, off, rq->buf_idx);
 		else
@@ -161,6 +163,8 @@ static int uring_reap(struct pdd_engine *e, struct pdd_req **done, unsigned int 
 		struct pdd_req *rq = io_uring_cqe_get_data(cqe);
 
 		rq->res = cqe->res;
+		if (rq->op == PDD_OP_ZERO && !cqe->res)	/* fallocate says 0 */
+			rq->res = (ssize_t)rq->len;
 		done[n++] = rq;
 		io_uring_cqe_seen(&u->ring, cqe);
 	}

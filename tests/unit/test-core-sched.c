@@ -249,6 +249,9 @@ int sched_setup(struct sched *s, unsigned long long seed)
 	s->o.sync = fk_chance(&g, 50);
 	s->o.map = fk_chance(&g, 50) ? map_path : NULL;
 	s->o.map_interval = 1;
+	/* zero runs are not modelled by the fake engine yet (issue 14, wip) */
+	s->o.sparse = 0;
+	s->o.sparse_given = true;
 	if (pdd_plan_make(&s->o, &s->in, &s->out, &s->p))
 		return -EINVAL;
 	s->p.ops[0] = s->p.ops[1] = &fk_ops;
