@@ -136,6 +136,14 @@ static void side(FILE *f, const struct pdd_dev *d, const struct pdd_engine_ops *
 	fprintf(f, "\n  }");
 }
 
+/* what of out_bytes sparse= did not send as data */
+static uint64_t sparse_part(const struct pdd_result *r)
+{
+	uint64_t n = r->zero_bytes + r->skip_bytes;
+
+	return n < r->out_bytes ? n : r->out_bytes;
+}
+
 static void records(FILE *f, uint64_t bytes, uint64_t bs)
 {
 	fprintf(f, "{ \"full\": %" PRIu64 ", \"partial\": %d }", bytes / bs, bytes % bs != 0);
@@ -291,6 +299,14 @@ void pdd_report_json(FILE *f, const struct pdd_json *j)
 	r ? fprintf(f, "%" PRIu64, r->in_bytes) : fputs("0", f);
 	key(f, 1, &first, "bytes_out");
 	r ? fprintf(f, "%" PRIu64, r->out_bytes) : fputs("0", f);
+	/* of bytes_out: sent as data, zeroed by the output (sparse=), and
+	 * left alone where it held zeros already */
+	key(f, 1, &first, "bytes_written");
+	r ? fprintf(f, "%" PRIu64, r->out_bytes - sparse_part(r)) : fputs("0", f);
+	key(f, 1, &first, "bytes_zeroed");
+	r ? fprintf(f, "%" PRIu64, r->zero_bytes) : fputs("0", f);
+	key(f, 1, &first, "bytes_skipped");
+	r ? fprintf(f, "%" PRIu64, r->skip_bytes) : fputs("0", f);
 	key(f, 1, &first, "records_in");
 	records(f, r ? r->in_bytes : 0, p ? p->bs : 512);
 	key(f, 1, &first, "records_out");

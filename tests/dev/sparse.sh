@@ -1,0 +1,83 @@
+#!/bin/bash
+# sparse=: address-stamped data with zero islands of random sizes (some
+# across transfers and blocks, some shorter than a grain), copied to a new
+# file, over a file and a loop device full of other data, and with
+# oflag=zeroed: the output is the input byte for byte, a new file is
+# sparse where the input has whole grains of zeros, and the report counts
+# what was zeroed and what was not written.
+. "$(dirname "$0")/../lib.sh"
+requires_root
+
+MiB=1048576
+size=$((16 * MiB))
+"$STAMP" fill "$T/src" 0 "$size" 41
+# islands: one that is the whole of two transfers, one across a transfer's
+# end, small ones inside a grain, and random ones
+zero() { dd if=/dev/zero of="$T/src" bs=1 seek="$1" count="$2" conv=notrunc status=none; }
+zero_big() { dd if=/dev/zero of="$T/src" bs=4096 seek=$(($1 / 4096)) count=$(($2 / 4096)) conv=notrunc status=none; }
+zero_big $((2 * MiB)) $((2 * MiB))
+zero_big $((5 * MiB - 12288)) 24576
+zero 100000 3000
+zero $((9 * MiB + 5)) 4100
+for _ in 1 2 3 4 5 6; do
+	zero_big $(((RANDOM % 4000) * 4096)) $(((1 + RANDOM % 200) * 4096))
+done
+truncate -s "$size" "$T/src"
+
+# json KEY FILE: a number from pdd's status=json
+json() { sed -n "s/.*\"$1\": *\\([0-9]*\\).*/\\1/p" "$2" | head -1; }
+
+# zeros in whole 4096-byte grains of the input, the least a sparse copy
+# must leave unwritten
+whole=$(od -An -v -w4096 -tx8 "$T/src" |
+	awk '{ for (i = 1; i <= NF; i++) if ($i != "0000000000000000") next; n++ } END { print n * 4096 }')
+[ "$whole" -ge $((2 * MiB)) ] || fail "the input has only $whole bytes of zero grains"
+
+# a new file: exact, sparse, the right size
+rm -f "$T/new"
+pdd if="$T/src" of="$T/new" status=json >"$T/json" 2>"$T/err" || fail "copy to a new file: $(cat "$T/err")"
+same_bytes "$T/src" "$T/new"
+[ "$(stat -c %s "$T/new")" = "$size" ] || fail "the new file is $(stat -c %s "$T/new") bytes"
+[ "$(json bytes_skipped "$T/json")" = "$whole" ] || fail "skipped $(json bytes_skipped "$T/json"), not $whole"
+[ "$(json bytes_zeroed "$T/json")" = 0 ] || fail "a new file had ranges zeroed"
+alloc=$(($(stat -c %b "$T/new") * $(stat -c %B "$T/new")))
+[ "$alloc" -le $((size - whole + MiB)) ] || fail "the new file has $alloc bytes allocated, data is $((size - whole))"
+
+# over a file of other data: the zeros are punched, the file is exact
+"$STAMP" fill "$T/old" 0 "$size" 42
+pdd if="$T/src" of="$T/old" status=json >"$T/json" 2>"$T/err" || fail "copy over a file: $(cat "$T/err")"
+same_bytes "$T/src" "$T/old"
+[ "$(json bytes_zeroed "$T/json")" = "$whole" ] || fail "zeroed $(json bytes_zeroed "$T/json"), not $whole"
+alloc=$(($(stat -c %b "$T/old") * $(stat -c %B "$T/old")))
+[ "$alloc" -le $((size - whole + MiB)) ] || fail "punched: $alloc bytes still allocated"
+
+# sparse=0: every byte written
+"$STAMP" fill "$T/old" 0 "$size" 43
+pdd if="$T/src" of="$T/old" sparse=0 status=json >"$T/json" 2>"$T/err" || fail "sparse=0: $(cat "$T/err")"
+same_bytes "$T/src" "$T/old"
+[ "$(json bytes_written "$T/json")" = "$size" ] || fail "sparse=0 wrote $(json bytes_written "$T/json")"
+
+# loop devices with 512- and 4096-byte sectors full of other data
+for sec in 512 4096; do
+	"$STAMP" fill "$T/dev$sec" 0 "$size" 44
+	D=$(mkloop "$T/dev$sec" "$sec")
+	pdd if="$T/src" of="$D" status=json >"$T/json" 2>"$T/err" || fail "copy to $D: $(cat "$T/err")"
+	cmp -s -n "$size" "$T/src" "$D" || fail "$sec-byte device: the copy differs"
+	[ "$(json bytes_zeroed "$T/json")" = "$whole" ] || fail "$sec-byte device: zeroed $(json bytes_zeroed "$T/json"), not $whole"
+done
+
+# oflag=zeroed: the output is said to hold zeros, and they are not written
+truncate -s 0 "$T/z"
+truncate -s "$size" "$T/z"
+Z=$(mkloop "$T/z" 512)
+pdd if="$T/src" of="$Z" oflag=zeroed status=json >"$T/json" 2>"$T/err" || fail "oflag=zeroed: $(cat "$T/err")"
+cmp -s -n "$size" "$T/src" "$Z" || fail "oflag=zeroed: the copy differs"
+[ "$(json bytes_skipped "$T/json")" = "$whole" ] || fail "oflag=zeroed skipped $(json bytes_skipped "$T/json"), not $whole"
+
+# a grain the output's blocks do not divide is refused before anything
+run_pdd if="$T/src" of="$T/new2" sparse=1000
+expect_rc 31
+expect_err "pdd: sparse=1000: not a multiple of the 512-byte blocks of '$T/new2'"
+[ ! -e "$T/new2" ] || fail "a refused sparse= created the output"
+
+echo "sparse copies exact under engine ${PDD_ENGINE:-auto}"
