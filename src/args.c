@@ -501,7 +501,7 @@ void pdd_usage(FILE *f)
 "                 those built in\n"
 "  iflag=FLAGS    direct,nodirect,dsync,excl,coe,fua,dpo,null\n"
 "  oflag=FLAGS    direct,nodirect,dsync,excl,force,append,trunc,nocreat,fua,dpo,\n"
-"                 null, zeroed (the output reads as zeros: zero runs not written)\n"
+"                 null, zeroed (the output reads as zeros already)\n"
 "  coe=0|1        continue past unreadable blocks, writing zeros (default 0)\n"
 "  retries=N      read a bad block N more times before giving it up (default 0)\n"
 "  coe_limit=N    with coe, stop after N unreadable blocks (default 0: never)\n"
