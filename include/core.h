@@ -92,6 +92,8 @@ struct core {
 					 * until written: not written (UINT64_MAX:
 					 * none known) */
 	uint64_t skip_end;		/* end of the last run so skipped */
+	bool holes;			/* the input is a file whose holes are
+					 * not read (SEEK_DATA) */
 };
 
 static inline struct slot *slot_of(struct core *c, uint64_t idx)
@@ -123,6 +125,7 @@ void core_sparse_setup(struct core *c);
 bool core_sparse_write(struct core *c, uint64_t idx, bool *all_done);
 bool core_sparse_zeroed(struct core *c, struct slot *s);
 int core_sparse_end(struct core *c);
+ssize_t core_hole(struct core *c, uint64_t off, size_t len);
 void *core_grow(void *array, size_t n, size_t *cap, size_t size);
 
 /* coe.c */

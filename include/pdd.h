@@ -202,6 +202,7 @@ struct pdd_result {
 	uint64_t zero_bytes;		/* sparse=: zero runs zeroed by the output */
 	uint64_t skip_bytes;		/* and not written, the output holding
 					 * zeros there already */
+	uint64_t hole_bytes;		/* input bytes in holes: not read */
 	bool unflushed;			/* the last flush failed after another
 					 * error: nothing written is known to
 					 * be on stable storage */

@@ -26,6 +26,10 @@ void core_sparse_setup(struct core *c)
 
 	c->grain = 0;
 	c->zero_from = UINT64_MAX;
+	/* an input file's holes are not read: its own descriptor only (the
+	 * shell's is left where it is) */
+	c->holes = c->p->sparse && c->in->kind == PDD_KIND_FILE && !c->in->stream &&
+		   c->in->std_fd < 0;
 	if (!c->p->sparse || d->stream)
 		return;
 	switch (d->kind) {
@@ -106,6 +110,29 @@ bool core_sparse_zeroed(struct core *c, struct slot *s)
 	if (res > 0)
 		c->r->zero_bytes += (uint64_t)res;
 	return true;
+}
+
+/*
+ * A read of len bytes at input offset off that lies wholly in a hole of
+ * the input file: how many bytes it would give (len, or to the end of the
+ * file), which read as zeros; -1 when it holds data, or when the file
+ * system cannot say.
+ */
+ssize_t core_hole(struct core *c, uint64_t off, size_t len)
+{
+	uint64_t size = c->in->size;
+	off_t data;
+
+	if (!c->holes)
+		return -1;
+	data = lseek(c->in->fd, (off_t)off, SEEK_DATA);
+	if (data < 0 && errno == ENXIO)		/* no data from off on */
+		return off >= size ? 0 : (ssize_t)(len < size - off ? len : size - off);
+	if (data < 0) {
+		c->holes = false;
+		return -1;
+	}
+	return (uint64_t)data >= off + len ? (ssize_t)len : -1;
 }
 
 /* The end: a file whose last runs were skipped gets its size. */

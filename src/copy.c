@@ -66,6 +66,8 @@ void core_submit_io(struct core *c, uint64_t idx, enum pdd_op op)
 	core_submit_part(c, idx, op, 0);
 }
 
+static void read_done(struct core *c, struct slot *s);
+
 /* The same for len bytes from there (0: the rest): a run of sparse=. */
 void core_submit_part(struct core *c, uint64_t idx, enum pdd_op op, size_t len)
 {
@@ -94,6 +96,17 @@ void core_submit_part(struct core *c, uint64_t idx, enum pdd_op op, size_t len)
 	rq->bad_off = UINT64_MAX;
 	rq->positional = !d->stream;
 	rq->fd = pdd_dev_pick_fd(d, off, rq->len, rq->buf);
+	if (rd) {		/* a hole of the input: zeros, not read */
+		ssize_t n = core_hole(c, off, rq->len);
+
+		if (n >= 0) {
+			memset(rq->buf, 0, (size_t)n);
+			rq->res = n;
+			c->r->hole_bytes += (uint64_t)n;
+			read_done(c, s);
+			return;
+		}
+	}
 	/* counted first: a request the engine refuses comes back failed */
 	if (rd)
 		c->reads++;

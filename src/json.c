@@ -307,6 +307,8 @@ void pdd_report_json(FILE *f, const struct pdd_json *j)
 	r ? fprintf(f, "%" PRIu64, r->zero_bytes) : fputs("0", f);
 	key(f, 1, &first, "bytes_skipped");
 	r ? fprintf(f, "%" PRIu64, r->skip_bytes) : fputs("0", f);
+	key(f, 1, &first, "bytes_in_holes");	/* of bytes_in: not read */
+	r ? fprintf(f, "%" PRIu64, r->hole_bytes) : fputs("0", f);
 	key(f, 1, &first, "records_in");
 	records(f, r ? r->in_bytes : 0, p ? p->bs : 512);
 	key(f, 1, &first, "records_out");

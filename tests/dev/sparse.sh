@@ -74,6 +74,18 @@ pdd if="$T/src" of="$Z" oflag=zeroed status=json >"$T/json" 2>"$T/err" || fail "
 cmp -s -n "$size" "$T/src" "$Z" || fail "oflag=zeroed: the copy differs"
 [ "$(json bytes_skipped "$T/json")" = "$whole" ] || fail "oflag=zeroed skipped $(json bytes_skipped "$T/json"), not $whole"
 
+# an input file with holes: they are not read, and the copy is exact,
+# with an odd size (the last block partial, in a hole)
+truncate -s $((32 * MiB + 123)) "$T/holes"
+"$STAMP" fill "$T/part" 0 $((3 * MiB)) 45
+dd if="$T/part" of="$T/holes" bs=4096 seek=$((5 * 256)) conv=notrunc status=none
+dd if="$T/part" of="$T/holes" bs=1 count=777 seek=$((20 * MiB + 99)) conv=notrunc status=none
+rm -f "$T/hout"
+pdd if="$T/holes" of="$T/hout" status=json >"$T/json" 2>"$T/err" || fail "holes: $(cat "$T/err")"
+same_bytes "$T/holes" "$T/hout"
+[ "$(json bytes_in_holes "$T/json")" -gt $((20 * MiB)) ] ||
+	fail "holes: only $(json bytes_in_holes "$T/json") bytes not read"
+
 # a grain the output's blocks do not divide is refused before anything
 run_pdd if="$T/src" of="$T/new2" sparse=1000
 expect_rc 31
