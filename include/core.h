@@ -27,6 +27,8 @@ struct slot {
 	size_t len;			/* bytes this transfer should move */
 	size_t got;			/* bytes read so far */
 	size_t put;			/* bytes written so far */
+	bool zeros;			/* all of it came from a hole of the input:
+					 * zeros, not yet in buf (sparse=) */
 	/* coe: reading around bad blocks */
 	size_t cap;			/* the read in hand ends here (len unless
 					 * recovering) */

@@ -69,7 +69,10 @@ bool core_sparse_write(struct core *c, uint64_t idx, bool *all_done)
 		size_t rest = s->got - s->put, run, head = (size_t)(off % c->grain);
 		bool zero = false;
 
-		if (head) {		/* up to the next grain: data */
+		if (s->zeros) {		/* a hole of the input: all zeros */
+			run = rest;
+			zero = true;
+		} else if (head) {	/* up to the next grain: data */
 			run = c->grain - head < rest ? c->grain - head : rest;
 		} else {
 			run = pdd_zero_run(s->buf + s->put, rest, c->grain, &zero);

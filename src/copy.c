@@ -100,7 +100,11 @@ void core_submit_part(struct core *c, uint64_t idx, enum pdd_op op, size_t len)
 		ssize_t n = core_hole(c, off, rq->len);
 
 		if (n >= 0) {
-			memset(rq->buf, 0, (size_t)n);
+			/* the buffer is filled only if it is written plainly */
+			if (moved)
+				memset(rq->buf, 0, (size_t)n);
+			else
+				s->zeros = true;
 			rq->res = n;
 			c->r->hole_bytes += (uint64_t)n;
 			read_done(c, s);
@@ -132,6 +136,7 @@ static void start_read(struct core *c)
 		c->cur_pos = c->todo[c->cur].pos;
 	s->got = 0;
 	s->put = 0;
+	s->zeros = false;
 	s->cap = s->len;
 	s->stepping = false;
 	s->known_bad = UINT64_MAX;
@@ -300,6 +305,10 @@ static void submit_write(struct core *c, uint64_t idx)
 		if (all_done)		/* zeros the output holds already */
 			wrote(c, idx);
 		return;
+	}
+	if (s->zeros) {		/* a hole, written the plain way after all */
+		memset(s->buf, 0, s->got);
+		s->zeros = false;
 	}
 	core_submit_io(c, idx, PDD_OP_WRITE);
 }
