@@ -88,6 +88,10 @@ bool core_sparse_write(struct core *c, uint64_t idx, bool *all_done)
 				c->skip_end = off + run;
 			continue;
 		}
+		/* a hole punched past a file's end does not make it longer:
+		 * the end does (core_sparse_end) */
+		if (off + run > c->zero_from && off + run > c->skip_end)
+			c->skip_end = off + run;
 		core_submit_part(c, idx, PDD_OP_ZERO, run);
 		return true;
 	}
@@ -105,8 +109,9 @@ bool core_sparse_zeroed(struct core *c, struct slot *s)
 	ssize_t res = s->rq.res;
 
 	if (res == -EOPNOTSUPP || res == -EINVAL || res == -ENOTTY || res == -ENODEV) {
-		pdd_info(1, "'%s' cannot zero a range (%s): zero runs are written",
-			 c->out->name, strerror((int)-res));
+		if (c->grain)	/* once, not for each zeroing in flight */
+			pdd_info(1, "'%s' cannot zero a range (%s): zero runs are written",
+				 c->out->name, strerror((int)-res));
 		c->grain = 0;
 		return false;
 	}

@@ -358,7 +358,10 @@ static void write_done(struct core *c, struct slot *s)
 		return;
 	}
 	if (s->rq.op == PDD_OP_ZERO && !core_sparse_zeroed(c, s)) {
-		submit_write(c, idx);	/* refused: the zeros are written */
+		/* refused: the zeros are written, unless past a stop or an
+		 * error, as the rest of a short write */
+		if (idx < pdd_seq_end(&c->seq))
+			submit_write(c, idx);
 		return;
 	}
 	if (s->rq.res <= 0) {

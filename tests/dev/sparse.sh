@@ -51,6 +51,13 @@ same_bytes "$T/src" "$T/old"
 alloc=$(($(stat -c %b "$T/old") * $(stat -c %B "$T/old")))
 [ "$alloc" -le $((size - whole + MiB)) ] || fail "punched: $alloc bytes still allocated"
 
+# a file that grows, where the zeros at the input's end begin inside the
+# file's old size: the punched part does not lengthen it, the end does
+"$STAMP" fill "$T/grow" 0 10000 46
+{ head -c 4096 "$T/src"; head -c 8192 /dev/zero; } >"$T/in2"
+pdd if="$T/in2" of="$T/grow" 2>"$T/err" || fail "a growing file: $(cat "$T/err")"
+same_bytes "$T/in2" "$T/grow"
+
 # sparse=0: every byte written
 "$STAMP" fill "$T/old" 0 "$size" 43
 pdd if="$T/src" of="$T/old" sparse=0 status=json >"$T/json" 2>"$T/err" || fail "sparse=0: $(cat "$T/err")"
