@@ -29,6 +29,8 @@ struct slot {
 	size_t put;			/* bytes written so far */
 	bool zeros;			/* all of it came from a hole of the input:
 					 * zeros, not yet in buf (sparse=) */
+	size_t zeroed, skipped;		/* of put: zeroed by the output, and not
+					 * written; counted when it retires */
 	/* coe: reading around bad blocks */
 	size_t cap;			/* the read in hand ends here (len unless
 					 * recovering) */

@@ -83,7 +83,7 @@ bool core_sparse_write(struct core *c, uint64_t idx, bool *all_done)
 		}
 		if (off >= c->zero_from) {	/* already zeros: nothing to do */
 			s->put += run;
-			c->r->skip_bytes += run;
+			s->skipped += run;
 			if (off + run > c->skip_end)
 				c->skip_end = off + run;
 			continue;
@@ -116,7 +116,7 @@ bool core_sparse_zeroed(struct core *c, struct slot *s)
 		return false;
 	}
 	if (res > 0)
-		c->r->zero_bytes += (uint64_t)res;
+		s->zeroed += (size_t)res;
 	return true;
 }
 

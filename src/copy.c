@@ -137,6 +137,7 @@ static void start_read(struct core *c)
 	s->got = 0;
 	s->put = 0;
 	s->zeros = false;
+	s->zeroed = s->skipped = 0;
 	s->cap = s->len;
 	s->stepping = false;
 	s->known_bad = UINT64_MAX;
@@ -172,6 +173,8 @@ static void retire_slot(struct core *c, uint64_t idx)
 
 	core_report_bad(c, s);
 	c->r->out_bytes += s->got;
+	c->r->zero_bytes += s->zeroed;	/* sparse=, below the done mark only */
+	c->r->skip_bytes += s->skipped;
 	c->r->done = s->rel + s->got;
 	if (c->map && !c->flush_failed && core_note_slot(c, s))
 		core_fail(c, pdd_seq_next_read(&c->seq), PDD_OP_MAP, 0, 0, -ENOMEM);
