@@ -57,7 +57,12 @@ void core_save_map(struct core *c, bool finished)
 	int err = 0;
 
 	if (c->nfin && !c->flush_failed) {
-		int ferr = pdd_drive_flush(&c->drv, PDD_OUT, c->out);
+		/* zeros not written past a file's end are in it only once it
+		 * is that long (sparse=) */
+		int ferr = core_sparse_end(c);
+
+		if (!ferr)
+			ferr = pdd_drive_flush(&c->drv, PDD_OUT, c->out);
 
 		if (ferr) {
 			c->flush_failed = true;
