@@ -98,6 +98,10 @@ struct core {
 	uint64_t skip_end;		/* end of the last run so skipped */
 	bool holes;			/* the input is a file whose holes are
 					 * not read (SEEK_DATA) */
+	uint64_t cut;			/* transfers are cut in these where data
+					 * and holes meet (0: not cut) */
+	uint64_t seg_start, seg_end;	/* what the input holds there: */
+	bool seg_hole;			/* a hole, or data */
 };
 
 static inline struct slot *slot_of(struct core *c, uint64_t idx)
@@ -129,7 +133,8 @@ void core_sparse_setup(struct core *c);
 bool core_sparse_write(struct core *c, uint64_t idx, bool *all_done);
 bool core_sparse_zeroed(struct core *c, struct slot *s);
 int core_sparse_end(struct core *c);
-ssize_t core_hole(struct core *c, uint64_t off, size_t len);
+void core_holes_setup(struct core *c);
+bool core_cut(struct core *c, uint64_t rel, size_t *len);
 void *core_grow(void *array, size_t n, size_t *cap, size_t size);
 
 /* coe.c */

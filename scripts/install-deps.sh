@@ -40,6 +40,7 @@ need_pkg e2fsprogs	have_cmd mkfs.ext4
 need_pkg gnuplot-nox	have_cmd gnuplot
 need_pkg gddrescue	have_cmd ddrescue
 need_pkg tmux		have_cmd tmux
+need_pkg python3		have_cmd python3
 
 if [ -z "$missing" ]; then
 	exit 0

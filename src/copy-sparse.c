@@ -26,10 +26,6 @@ void core_sparse_setup(struct core *c)
 
 	c->grain = 0;
 	c->zero_from = UINT64_MAX;
-	/* an input file's holes are not read: its own descriptor only (the
-	 * shell's is left where it is) */
-	c->holes = c->p->sparse && c->in->kind == PDD_KIND_FILE && !c->in->stream &&
-		   c->in->std_fd < 0;
 	if (!c->p->sparse || d->stream)
 		return;
 	switch (d->kind) {
@@ -120,27 +116,106 @@ bool core_sparse_zeroed(struct core *c, struct slot *s)
 	return true;
 }
 
-/*
- * A read of len bytes at input offset off that lies wholly in a hole of
- * the input file: how many bytes it would give (len, or to the end of the
- * file), which read as zeros; -1 when it holds data, or when the file
- * system cannot say.
- */
-ssize_t core_hole(struct core *c, uint64_t off, size_t len)
+static uint64_t lcm(uint64_t a, uint64_t b)
 {
-	uint64_t size = c->in->size;
-	off_t data;
+	uint64_t x = a, y = b;
 
-	if (!c->holes)
-		return -1;
-	data = lseek(c->in->fd, (off_t)off, SEEK_DATA);
-	if (data < 0 && errno == ENXIO)		/* no data from off on */
-		return off >= size ? 0 : (ssize_t)(len < size - off ? len : size - off);
-	if (data < 0) {
-		c->holes = false;
-		return -1;
+	while (y) {
+		uint64_t t = x % y;
+
+		x = y;
+		y = t;
 	}
-	return (uint64_t)data >= off + len ? (ssize_t)len : -1;
+	return a / x * b;
+}
+
+/* The unit a side moves in: its direct I/O multiple, or its block. */
+static uint64_t side_unit(const struct pdd_dev *d)
+{
+	return d->direct && d->io_align > d->lbs ? d->io_align : (d->lbs ? d->lbs : 1);
+}
+
+/*
+ * Before the first transfer: whether the input's holes can be skipped
+ * (a regular file of its own, not the shell's descriptor, which is left
+ * where it is), and the unit transfers are cut in where data and holes
+ * meet: whole grains of the output and whole units of both sides, so
+ * that a cut transfer is as aligned as any other.  A unit larger than a
+ * transfer cuts nothing; holes that cover whole transfers still count.
+ */
+void core_holes_setup(struct core *c)
+{
+	uint64_t cut = lcm(lcm(c->p->sparse ? c->p->sparse : 1, side_unit(c->in)),
+			   side_unit(c->out));
+
+	c->holes = c->p->sparse && c->in->kind == PDD_KIND_FILE && !c->in->stream &&
+		   c->in->std_fd < 0;
+	c->cut = cut <= c->p->xfer ? cut : 0;
+	c->seg_start = c->seg_end = 0;
+}
+
+/* What the input holds from off: data or a hole, up to c->seg_end.
+ * Returns 0, or -1 when the file system cannot say. */
+static int layout(struct core *c, uint64_t off)
+{
+	int fd = c->in->fd;
+	off_t data = lseek(fd, (off_t)off, SEEK_DATA), hole;
+
+	c->seg_start = off;
+	if (data < 0 && errno == ENXIO) {	/* no data from off on */
+		c->seg_hole = true;
+		c->seg_end = c->in->size > off ? c->in->size : off;
+		return 0;
+	}
+	if (data < 0)
+		return -1;
+	if ((uint64_t)data > off) {
+		c->seg_hole = true;
+		c->seg_end = (uint64_t)data;
+		return 0;
+	}
+	hole = lseek(fd, (off_t)off, SEEK_HOLE);
+	if (hole < 0)
+		return -1;
+	c->seg_hole = false;
+	c->seg_end = (uint64_t)hole;
+	return 0;
+}
+
+/*
+ * The next transfer starts at rel and is to be *len bytes long: cut it
+ * where the input's data and holes meet, so that it is all data (read)
+ * or all hole (not read: zeros).  Returns true for a hole.  The layout
+ * found is kept, so that a long hole costs one lseek, not one per
+ * transfer.
+ */
+bool core_cut(struct core *c, uint64_t rel, size_t *len)
+{
+	uint64_t off = c->p->in_off + rel, n;
+
+	if (!c->holes || off >= c->in->size)
+		return false;	/* past the end the read finds the end */
+	if ((off < c->seg_start || off >= c->seg_end) && layout(c, off)) {
+		c->holes = false;
+		return false;
+	}
+	n = c->seg_end - off;
+	if (c->seg_hole) {
+		if (n >= *len)
+			return true;
+		if (c->cut)
+			n -= n % c->cut;
+		if (!c->cut || !n)	/* a hole shorter than a unit is read */
+			return false;
+		*len = (size_t)n;
+		return true;
+	}
+	if (c->cut) {		/* up to the hole, in whole units */
+		n += (c->cut - n % c->cut) % c->cut;
+		if (n < *len)
+			*len = (size_t)n;
+	}
+	return false;
 }
 
 /* The end: a file whose last runs were skipped gets its size. */

@@ -96,21 +96,6 @@ void core_submit_part(struct core *c, uint64_t idx, enum pdd_op op, size_t len)
 	rq->bad_off = UINT64_MAX;
 	rq->positional = !d->stream;
 	rq->fd = pdd_dev_pick_fd(d, off, rq->len, rq->buf);
-	if (rd) {		/* a hole of the input: zeros, not read */
-		ssize_t n = core_hole(c, off, rq->len);
-
-		if (n >= 0) {
-			/* the buffer is filled only if it is written plainly */
-			if (moved)
-				memset(rq->buf, 0, (size_t)n);
-			else
-				s->zeros = true;
-			rq->res = n;
-			c->r->hole_bytes += (uint64_t)n;
-			read_done(c, s);
-			return;
-		}
-	}
 	/* counted first: a request the engine refuses comes back failed */
 	if (rd)
 		c->reads++;
@@ -130,19 +115,30 @@ static void start_read(struct core *c)
 	s->len = c->p->xfer;
 	if (e->size != PDD_UNTIL_EOF && e->pos + e->size - s->rel < s->len)
 		s->len = (size_t)(e->pos + e->size - s->rel);
+	s->zeros = core_cut(c, s->rel, &s->len);
 	c->cur_pos += s->len;
 	if (e->size != PDD_UNTIL_EOF && c->cur_pos == e->pos + e->size &&
 	    ++c->cur < c->ntodo)
 		c->cur_pos = c->todo[c->cur].pos;
+	if (c->cur == c->ntodo)		/* the last (cut transfers: more than
+					 * the plan counted) */
+		pdd_seq_stop_at(&c->seq, idx + 1);
 	s->got = 0;
 	s->put = 0;
-	s->zeros = false;
 	s->zeroed = s->skipped = 0;
 	s->cap = s->len;
 	s->stepping = false;
 	s->known_bad = UINT64_MAX;
 	s->tries = 0;
 	s->nbad = 0;
+	if (s->zeros) {		/* a hole of the input: zeros, not read, and
+				 * not put in the buffer unless written plainly */
+		s->rq.idx = idx;
+		s->rq.res = (ssize_t)s->len;
+		c->r->hole_bytes += s->len;
+		read_done(c, s);
+		return;
+	}
 	core_submit_io(c, idx, PDD_OP_READ);
 }
 
@@ -502,7 +498,10 @@ static int setup(struct core *c)
 		pdd_error("cannot plan the copy: %s", strerror(-err));
 		return err;
 	}
-	err = pdd_seq_init(&c->seq, p->depth, ntrans);
+	core_holes_setup(c);
+	/* cut at holes, transfers may be more than planned: the last one
+	 * read ends the copy (start_read) */
+	err = pdd_seq_init(&c->seq, p->depth, c->holes && ntrans ? PDD_UNTIL_EOF : ntrans);
 	c->slots = calloc(p->depth, sizeof(*c->slots));
 	c->bufs = calloc(p->depth, sizeof(*c->bufs));
 	for (unsigned int i = 0; !err && c->slots && c->bufs && i < p->depth; i++) {

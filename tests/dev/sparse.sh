@@ -87,11 +87,37 @@ truncate -s $((32 * MiB + 123)) "$T/holes"
 "$STAMP" fill "$T/part" 0 $((3 * MiB)) 45
 dd if="$T/part" of="$T/holes" bs=4096 seek=$((5 * 256)) conv=notrunc status=none
 dd if="$T/part" of="$T/holes" bs=1 count=777 seek=$((20 * MiB + 99)) conv=notrunc status=none
-rm -f "$T/hout"
-pdd if="$T/holes" of="$T/hout" status=json >"$T/json" 2>"$T/err" || fail "holes: $(cat "$T/err")"
-same_bytes "$T/holes" "$T/hout"
-[ "$(json bytes_in_holes "$T/json")" -gt $((20 * MiB)) ] ||
-	fail "holes: only $(json bytes_in_holes "$T/json") bytes not read"
+# holes_of FILE: the bytes in its holes, as SEEK_DATA and SEEK_HOLE say
+holes_of() {
+	python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY); end = os.fstat(fd).st_size; pos = n = 0
+while pos < end:
+    try: d = os.lseek(fd, pos, os.SEEK_DATA)
+    except OSError: d = end
+    n += d - pos
+    pos = os.lseek(fd, d, os.SEEK_HOLE) if d < end else end
+print(n)' "$1"
+}
+inholes=$(holes_of "$T/holes")
+[ "$inholes" -gt $((28 * MiB)) ] || fail "the input has only $inholes bytes of holes"
+# transfers of 64 KiB, 4 KiB (the holes cut them) and 32 MiB (one
+# transfer holds data and holes: it is cut at their edges)
+for b in "" "bpt=8" "bs=1M"; do
+	rm -f "$T/hout"
+	pdd if="$T/holes" of="$T/hout" $b status=json >"$T/json" 2>"$T/err" || fail "holes $b: $(cat "$T/err")"
+	same_bytes "$T/holes" "$T/hout"
+	[ "$(json bytes_in_holes "$T/json")" = "$inholes" ] ||
+		fail "holes $b: $(json bytes_in_holes "$T/json") bytes not read, the holes are $inholes"
+done
+# the same to a 4096-byte device of other data, and through a map
+"$STAMP" fill "$T/hdev" 0 $((33 * MiB)) 47
+D=$(mkloop "$T/hdev" 4096)
+rm -f "$T/hmap"
+pdd if="$T/holes" of="$D" count=$((32 * MiB / 512)) map="$T/hmap" status=json >"$T/json" 2>"$T/err" ||
+	fail "holes to a 4096-byte device: $(cat "$T/err")"
+cmp -s -n $((32 * MiB)) "$T/holes" "$D" || fail "holes to a 4096-byte device: the copy differs"
+[ "$(json bytes_in_holes "$T/json")" = $((inholes - 123)) ] ||
+	fail "holes to a device: $(json bytes_in_holes "$T/json") bytes not read, not $((inholes - 123))"
 
 # a grain the output's blocks do not divide is refused before anything
 run_pdd if="$T/src" of="$T/new2" sparse=1000
