@@ -92,6 +92,7 @@ struct core {
 	size_t grain;			/* zero runs are looked for in these; 0:
 					 * not (sparse=0, or the output cannot) */
 	int zero_mode;			/* fallocate's mode for PDD_OP_ZERO */
+	unsigned int zero_unit;		/* and the unit it zeroes in */
 	uint64_t zero_from;		/* output bytes from here read as zeros
 					 * until written: not written (UINT64_MAX:
 					 * none known) */
@@ -132,7 +133,7 @@ void core_submit_part(struct core *c, uint64_t idx, enum pdd_op op, size_t len);
 void core_sparse_setup(struct core *c);
 bool core_sparse_write(struct core *c, uint64_t idx, bool *all_done);
 bool core_sparse_zeroed(struct core *c, struct slot *s);
-int core_sparse_end(struct core *c);
+int core_sparse_end(struct core *c, bool final);
 void core_holes_setup(struct core *c);
 bool core_cut(struct core *c, uint64_t rel, size_t *len);
 void *core_grow(void *array, size_t n, size_t *cap, size_t size);

@@ -79,6 +79,7 @@ struct pdd_opts {
 	unsigned int conns;		/* conns=: NBD connections, 0 default */
 	uint64_t sparse;		/* sparse=: grain of zero runs, 0 off */
 	bool sparse_given;		/* sparse= was on the command line */
+	bool conv_sparse;		/* conv=sparse: dd's name for the default */
 	const char *engine;		/* engine=, "auto" by default */
 	unsigned int iflags;		/* PDD_F_* for the input */
 	unsigned int oflags;		/* PDD_F_* for the output */

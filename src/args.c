@@ -127,6 +127,7 @@ enum arg_kind {
 	ARG_ENGINE,		/* engine name */
 	ARG_STATUS,		/* none, noxfer; progress sets progress */
 	ARG_VERIFY,		/* 0, 1 or only */
+	ARG_CONV,		/* dd's conv= list: sparse only */
 };
 
 struct operand {
@@ -147,6 +148,7 @@ static const struct operand operands[] = {
 	{ "coe",	ARG_BOOL,	OPT(coe),	0, 1,		17 },
 	{ "coe_limit",	ARG_U64,	OPT(coe_limit),	0, INT64_MAX,	21 },
 	{ "conns",	ARG_UINT,	OPT(conns),	1, PDD_NBD_MAX_CONNS, 29 },
+	{ "conv",	ARG_CONV,	OPT(conv_sparse), 0, 0,		31 },
 	{ "count",	ARG_U64,	OPT(count),	0, INT64_MAX,	2 },
 	{ "deb",	ARG_INT,	OPT(verbose),	0, 9,		3 },
 	{ "dio",	ARG_BOOL,	OPT(dio),	0, 1,		18 },
@@ -292,6 +294,23 @@ static int set_operand(struct pdd_opts *o, const struct operand *op,
 			return -EINVAL;
 		}
 		return 0;
+	case ARG_CONV:
+		/* dd's conversions change data or stand for what pdd does
+		 * anyway or spells otherwise; sparse is what pdd does by
+		 * default (sparse=), done right on every output */
+		for (const char *v = val; ; v += strcspn(v, ",") + 1) {
+			size_t n = strcspn(v, ",");
+
+			if (n != 6 || strncmp(v, "sparse", 6)) {
+				pdd_usage_error("conv=%s: unknown conversion '%.*s' (pdd takes conv=sparse only)",
+						val, (int)n, v);
+				return -EINVAL;
+			}
+			if (!v[n])
+				break;
+		}
+		*(bool *)field = true;
+		return 0;
 	case ARG_VERIFY:
 		if (!strcmp(val, "0"))
 			*(enum pdd_verify *)field = PDD_VERIFY_NONE;
@@ -382,6 +401,10 @@ static int check_conflicts(const struct pdd_opts *o)
 		pdd_usage_error("status=json prints on standard output, which is the output here: give of=");
 		return -EINVAL;
 	}
+	if (o->conv_sparse && o->sparse_given && !o->sparse) {
+		pdd_usage_error("conv=sparse and sparse=0 contradict");
+		return -EINVAL;
+	}
 	if (o->map && (o->oflags & PDD_F_TRUNC)) {
 		pdd_usage_error("map= and oflag=trunc contradict: a rerun would cut off what the map marks finished");
 		return -EINVAL;
@@ -418,7 +441,7 @@ static void merge_aliases(struct pdd_opts *o)
 
 int pdd_parse_args(int argc, char **argv, struct pdd_opts *o)
 {
-	bool seen[32] = { false };
+	bool seen[40] = { false };
 	int err;
 
 	memset(o, 0, sizeof(*o));
@@ -509,8 +532,9 @@ void pdd_usage(FILE *f)
 "                 a rerun copies only what it does not mark finished\n"
 "  map_interval=SECS  save the map this often (default 30; 0: only at the end)\n"
 "  sparse=BYTES   do not write runs of zeros in grains of BYTES: holes in files,\n"
-"                 zeroed ranges on devices (default: the output's block or 4096,\n"
-"                 0 off)\n"
+"                 zeroed ranges on devices; an input file's holes are not read\n"
+"                 (default: the output's block, at least 4096; 0 off)\n"
+"  conv=sparse    dd's name for the default sparse=; no other conv= is taken\n"
 "  sync=0|1       flush the output before exit (default 1)\n"
 "  time=0|1       print transfer time, rate and CPU use (default 0)\n"
 "  verify=0|1|only  read both ranges again and compare them after the copy\n"

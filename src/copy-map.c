@@ -58,15 +58,18 @@ void core_save_map(struct core *c, bool finished)
 
 	if (c->nfin && !c->flush_failed) {
 		/* zeros not written past a file's end are in it only once it
-		 * is that long (sparse=) */
-		int ferr = core_sparse_end(c);
-
-		if (!ferr)
-			ferr = pdd_drive_flush(&c->drv, PDD_OUT, c->out);
+		 * is that long (sparse=); a file that cannot be, like one that
+		 * cannot be flushed, gets nothing more marked */
+		int ferr = core_sparse_end(c, false);
 
 		if (ferr) {
 			c->flush_failed = true;
-			core_fail(c, pdd_seq_next_read(&c->seq), PDD_OP_FLUSH, 0, 0, ferr);
+		} else {
+			ferr = pdd_drive_flush(&c->drv, PDD_OUT, c->out);
+			if (ferr) {
+				c->flush_failed = true;
+				core_fail(c, pdd_seq_next_read(&c->seq), PDD_OP_FLUSH, 0, 0, ferr);
+			}
 		}
 	}
 	for (size_t i = 0; !c->flush_failed && !err && i < c->nfin; i++)

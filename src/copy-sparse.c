@@ -26,8 +26,9 @@ void core_sparse_setup(struct core *c)
 
 	c->grain = 0;
 	c->zero_from = UINT64_MAX;
+	c->zero_unit = 1;
 	if (!c->p->sparse || d->stream)
-		return;
+		goto plain;
 	switch (d->kind) {
 	case PDD_KIND_FILE:
 		c->zero_mode = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE;
@@ -36,17 +37,26 @@ void core_sparse_setup(struct core *c)
 			c->zero_from = (uint64_t)st.st_size;
 		break;
 	case PDD_KIND_BLOCK:
+		/* a device zeroes whole blocks only (EINVAL otherwise) */
 		c->zero_mode = FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE;
+		c->zero_unit = d->lbs;
 		break;
 	case PDD_KIND_NBD:
 		c->zero_mode = 0;
+		c->zero_unit = d->lbs;
 		break;
 	default:		/* sg, raw, /dev/null: plain writes */
-		return;
+		goto plain;
 	}
 	if (d->flags & PDD_F_ZEROED)
 		c->zero_from = 0;
 	c->grain = c->p->sparse;
+	return;
+plain:
+	if (d->flags & PDD_F_ZEROED)
+		pdd_info(0, "oflag=zeroed: no effect, every byte is written to '%s' (%s)",
+			 d->name, !c->p->sparse ? "sparse=0" : d->stream ? "a stream" :
+			 "it cannot leave a range unwritten");
 }
 
 /*
@@ -72,6 +82,17 @@ bool core_sparse_write(struct core *c, uint64_t idx, bool *all_done)
 			run = c->grain - head < rest ? c->grain - head : rest;
 		} else {
 			run = pdd_zero_run(s->buf + s->put, rest, c->grain, &zero);
+		}
+		if (zero && off < c->zero_from) {
+			/* a device zeroes whole blocks: a run that ends inside
+			 * one (a transfer that ends there) leaves that block's
+			 * part to be written */
+			size_t part = (size_t)((off + run) % c->zero_unit);
+
+			if (part == run)
+				zero = false;
+			else
+				run -= part;
 		}
 		if (!zero) {
 			core_submit_part(c, idx, PDD_OP_WRITE, run);
@@ -218,11 +239,41 @@ bool core_cut(struct core *c, uint64_t rel, size_t *len)
 	return false;
 }
 
-/* The end: a file whose last runs were skipped gets its size. */
-int core_sparse_end(struct core *c)
+/*
+ * The file could not be made as long as the zeros skipped past its old
+ * end (EFBIG, a quota): it holds the copy only up to its size.  At the
+ * end the done mark, the counts and what the map is to mark finished
+ * come down to there.
+ */
+static void lower_done(struct core *c, uint64_t size)
+{
+	struct pdd_result *r = c->r;
+	uint64_t done = size > c->p->out_off ? size - c->p->out_off : 0, lost, at;
+
+	if (done >= r->done)
+		return;
+	lost = r->done - done;
+	r->out_bytes -= lost < r->out_bytes ? lost : r->out_bytes;
+	r->skip_bytes -= lost < r->skip_bytes ? lost : r->skip_bytes;
+	r->done = done;
+	at = c->p->in_off + done;
+	while (c->nfin && c->fin[c->nfin - 1].pos >= at)
+		c->nfin--;
+	if (c->nfin && c->fin[c->nfin - 1].pos + c->fin[c->nfin - 1].size > at)
+		c->fin[c->nfin - 1].size = at - c->fin[c->nfin - 1].pos;
+}
+
+/*
+ * A file whose last runs were skipped gets its size: before each map
+ * save, and at the end (final), when a failure also lowers the done
+ * mark to what the file holds.  A failure is the copy's error, a write
+ * at the file's end.
+ */
+int core_sparse_end(struct core *c, bool final)
 {
 	uint64_t end = c->skip_end, done = c->p->out_off + c->r->done;
 	struct stat st;
+	int err;
 
 	if (c->out->kind != PDD_KIND_FILE || !end)
 		return 0;
@@ -230,7 +281,12 @@ int core_sparse_end(struct core *c)
 		end = done;
 	if (fstat(c->out->fd, &st) < 0)
 		return -errno;
-	if ((uint64_t)st.st_size < end && ftruncate(c->out->fd, (off_t)end) < 0)
-		return -errno;
-	return 0;
+	if ((uint64_t)st.st_size >= end || ftruncate(c->out->fd, (off_t)end) == 0)
+		return 0;
+	err = -errno;
+	core_fail(c, pdd_seq_next_read(&c->seq), PDD_OP_WRITE, (uint64_t)st.st_size,
+		  (size_t)(end - (uint64_t)st.st_size), err);
+	if (final)
+		lower_done(c, (uint64_t)st.st_size);
+	return err;
 }

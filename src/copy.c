@@ -591,11 +591,7 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 		cut_by_death(&c);
 	}
 	partial_done(&c);
-	err = core_sparse_end(&c);
-	if (err && !r->err) {
-		r->err = err;
-		r->err_op = PDD_OP_WRITE;
-	}
+	core_sparse_end(&c, true);	/* a failure is recorded in r */
 	if (map)		/* flushes the output first */
 		core_save_map(&c, !r->err && !r->signal);
 	else if (o->sync && r->out_bytes) {

@@ -123,11 +123,11 @@ void pdd_report(const struct pdd_opts *o, const struct pdd_plan *p,
 	if (o->status != PDD_STATUS_NOXFER) {
 		pdd_fmt_bytes_line(line, sizeof(line), r->out_bytes, r->secs);
 		fprintf(stderr, "%s\n", line);
+		if (r->zero_bytes || r->skip_bytes)	/* sparse= */
+			fprintf(stderr, "pdd: of those, %" PRIu64 " bytes zeroed by the output and %"
+				PRIu64 " not written (zeros there already)\n", r->zero_bytes,
+				r->skip_bytes);
 	}
-	if (r->zero_bytes || r->skip_bytes)	/* sparse= */
-		fprintf(stderr, "pdd: of those, %" PRIu64 " bytes zeroed by the output and %"
-			PRIu64 " not written (zeros there already)\n", r->zero_bytes,
-			r->skip_bytes);
 	if (o->time) {
 		pdd_fmt_time_line(line, sizeof(line), r->out_bytes, r->secs);
 		fprintf(stderr, "%s\n", line);

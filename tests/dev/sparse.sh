@@ -119,6 +119,51 @@ cmp -s -n $((32 * MiB)) "$T/holes" "$D" || fail "holes to a 4096-byte device: th
 [ "$(json bytes_in_holes "$T/json")" = $((inholes - 123)) ] ||
 	fail "holes to a device: $(json bytes_in_holes "$T/json") bytes not read, not $((inholes - 123))"
 
+# a 4096-byte device written from byte 512 through the page cache: the
+# zero runs that end inside a block leave that part to a write, and the
+# rest is zeroed (a run the device cannot zero does not turn zeroing off)
+"$STAMP" fill "$T/d4" 0 $((4 * MiB)) 48
+D4=$(mkloop "$T/d4" 4096)
+"$STAMP" fill "$T/dat" 0 200000 49
+{ head -c 100000 "$T/dat"; head -c 300000 /dev/zero; head -c 5000 "$T/dat"; head -c 200000 /dev/zero; } >"$T/i4"
+pdd if="$T/i4" of="$D4" bs=512 seek=1 oflag=nodirect status=json >"$T/json" 2>"$T/err" ||
+	fail "4096-byte device from byte 512: $(cat "$T/err")"
+cmp -s -i 0:512 -n "$(stat -c %s "$T/i4")" "$T/i4" "$D4" || fail "4096-byte device from byte 512: the copy differs"
+# whole 4096-byte blocks of the device in the two islands: 72 and 47,
+# less one at each of the 8 transfers' edges (at 512 + k * 65536) inside
+# them, where a transfer's last block is partial
+[ "$(json bytes_zeroed "$T/json")" = $(((72 + 47 - 8) * 4096)) ] ||
+	fail "4096-byte device from byte 512: zeroed $(json bytes_zeroed "$T/json")"
+
+# a file that cannot grow to the zeros at the input's end (ulimit -f):
+# the copy fails at the file's end, and claims no more than it holds
+{ head -c $MiB "$T/src"; head -c $((7 * MiB)) /dev/zero; } >"$T/i8"
+rm -f "$T/o8" "$T/m8"
+rc=0
+(ulimit -f 4096; trap '' XFSZ; exec "$PDD" if="$T/i8" of="$T/o8" bs=64K map="$T/m8" "${eng[@]}") 2>"$T/err" || rc=$?
+expect_rc 15
+expect_err "pdd: error writing '$T/o8' at block 16: File too large"
+expect_err "pdd: $MiB bytes are copied; the map '$T/m8' records what is done"
+[ "$(stat -c %s "$T/o8")" = "$MiB" ] || fail "the file that cannot grow is $(stat -c %s "$T/o8") bytes"
+grep -qx "0x00000000  0x00100000  +" "$T/m8" || { cat "$T/m8"; fail "the map claims more than the file holds"; }
+
+# conv=sparse is dd's name for the default; other conversions are not pdd's
+rm -f "$T/new3"
+pdd if="$T/src" of="$T/new3" conv=sparse status=json >"$T/json" 2>"$T/err" || fail "conv=sparse: $(cat "$T/err")"
+same_bytes "$T/src" "$T/new3"
+[ "$(json bytes_skipped "$T/json")" = "$whole" ] || fail "conv=sparse skipped $(json bytes_skipped "$T/json")"
+run_pdd if="$T/src" of="$T/new4" conv=sparse,noerror
+expect_rc 1
+expect_err "pdd: conv=sparse,noerror: unknown conversion 'noerror' (pdd takes conv=sparse only)"
+run_pdd if="$T/src" of="$T/new4" conv=sparse sparse=0
+expect_rc 1
+expect_err "pdd: conv=sparse and sparse=0 contradict"
+[ ! -e "$T/new4" ] || fail "a refused conv= created the output"
+
+# oflag=zeroed where zero runs cannot be left out says so
+pdd if="$T/src" of="$T/new3" sparse=0 oflag=zeroed 2>"$T/err" >/dev/null || fail "sparse=0 oflag=zeroed: $(cat "$T/err")"
+expect_err "pdd: oflag=zeroed: no effect, every byte is written to '$T/new3' (sparse=0)"
+
 # a grain the output's blocks do not divide is refused before anything
 run_pdd if="$T/src" of="$T/new2" sparse=1000
 expect_rc 31
