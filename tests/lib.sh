@@ -280,11 +280,13 @@ progress_lines() {
 }
 
 # Zeros and holes (sparse=):
-# zero_islands FILE SIZE: zero islands of random sizes in FILE (SIZE bytes,
-# at least 10 MiB): one of two whole MiBs, one across a 1 MiB boundary, two
-# small ones inside grains, six random ones of whole 4096-byte grains
+# zero_islands FILE SIZE SALT: FILE made of SIZE bytes (at least 10 MiB)
+# stamped with SALT, with zero islands of random sizes: one of two whole
+# MiBs, one across a 1 MiB boundary, two small ones inside grains, six
+# random ones of whole 4096-byte grains
 zero_islands() {
 	local f=$1 size=$2 MiB=1048576
+	"$STAMP" fill "$f" 0 "$size" "$3"
 	zi() { dd if=/dev/zero of="$f" bs=4096 seek=$(($1 / 4096)) count=$(($2 / 4096)) conv=notrunc status=none; }
 	zi $((2 * MiB)) $((2 * MiB))
 	zi $((5 * MiB - 12288)) 24576

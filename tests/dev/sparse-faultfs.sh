@@ -22,8 +22,7 @@ command -v fusermount3 >/dev/null || skip "no fusermount3 (package fuse3)"
 
 MiB=1048576
 size=$((16 * MiB))
-"$STAMP" fill "$T/src" 0 "$size" 61
-zero_islands "$T/src" "$size"
+zero_islands "$T/src" "$size" 61
 whole=$(zero_bytes "$T/src")
 data=$((size - whole))
 [ "$whole" -ge $((2 * MiB)) ] || fail "the input has only $whole bytes of zero grains"
