@@ -24,6 +24,8 @@
 #   serve_tcp NAME ARGS... nbdkit ARGS on 127.0.0.1, a free port in $port
 #   stop_server NAME       stop it now (and wait for it)
 #   uri NAME               its nbd+unix URI
+#   zero_islands, grain_runs, zero_bytes, data_extents, json  zeros and
+#                          holes (sparse=): see there
 #   PROGRESS_RE, progress_lines FILE TOTAL  the progress line with a known
 #                          total, and a count of FILE's, checked
 #   wait_for PATTERN SECS  until $T/err has a line matching the extended
@@ -276,3 +278,63 @@ progress_lines() {
 		END { if (!n) { print "no progress line" >"/dev/stderr"; exit 1 } print n }' ||
 		{ cat -A "$1" >&2; return 1; }
 }
+
+# Zeros and holes (sparse=):
+# zero_islands FILE SIZE SALT: FILE made of SIZE bytes (at least 10 MiB)
+# stamped with SALT, with zero islands of random sizes: one of two whole
+# MiBs, one across a 1 MiB boundary, two small ones inside grains, six
+# random ones of whole 4096-byte grains
+zero_islands() {
+	local f=$1 size=$2 MiB=1048576
+	"$STAMP" fill "$f" 0 "$size" "$3"
+	zi() { dd if=/dev/zero of="$f" bs=4096 seek=$(($1 / 4096)) count=$(($2 / 4096)) conv=notrunc status=none; }
+	zi $((2 * MiB)) $((2 * MiB))
+	zi $((5 * MiB - 12288)) 24576
+	dd if=/dev/zero of="$f" bs=1 seek=100000 count=3000 conv=notrunc status=none
+	dd if=/dev/zero of="$f" bs=1 seek=$((9 * MiB + 5)) count=4100 conv=notrunc status=none
+	for _ in 1 2 3 4 5 6; do
+		zi $(((RANDOM % (size / 4096 - 200)) * 4096)) $(((1 + RANDOM % 200) * 4096))
+	done
+}
+
+# grain_runs FILE [GRAIN [FROM [LEN]]]: the runs of FILE's bytes FROM..FROM+LEN
+# (default: all) in grains of GRAIN bytes (4096) counted from FROM, one a
+# line: "data|zero START END" (bytes of FILE, END excluded); a last short
+# grain counts as a grain
+grain_runs() {
+	local f=$1 g=${2:-4096} from=${3:-0} len=${4:-}
+	[ -n "$len" ] || len=$(($(stat -c %s "$f") - from))
+	tail -c +$((from + 1)) "$f" | head -c "$len" | od -An -v -w"$g" -tx8 |
+		awk -v g="$g" -v from="$from" -v len="$len" '
+		{ z = "zero"; for (i = 1; i <= NF; i++) if ($i !~ /^0+$/) { z = "data"; break }
+		  s = from + (NR - 1) * g; e = s + g; if (e > from + len) e = from + len
+		  if (z == kind && s == end) { end = e; next }
+		  if (kind != "") print kind, start, end
+		  kind = z; start = s; end = e }
+		END { if (kind != "") print kind, start, end }'
+}
+
+# zero_bytes FILE [GRAIN...]: the bytes in whole grains of zeros (grain_runs)
+zero_bytes() { grain_runs "$@" | awk '$1 == "zero" { n += $3 - $2 } END { print n + 0 }'; }
+
+# data_extents FILE: FILE's data extents as SEEK_DATA and SEEK_HOLE see
+# them, "data START END" a line
+data_extents() {
+	python3 - "$1" <<'PY'
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+size = os.fstat(fd).st_size
+pos = 0
+while pos < size:
+    try:
+        d = os.lseek(fd, pos, os.SEEK_DATA)
+    except OSError:
+        break
+    h = os.lseek(fd, d, os.SEEK_HOLE)
+    print("data", d, h)
+    pos = h
+PY
+}
+
+# json KEY FILE: a number from pdd's status=json
+json() { sed -n "s/.*\"$1\": *\\([0-9]*\\).*/\\1/p" "$2" | head -1; }

@@ -7,7 +7,9 @@
 # maps exactly the bad sectors; merged requests (nomerges=0) fail whole,
 # which is why nomerges=2.  Write faults leave the backing file as it was,
 # fsync=1 fails fsync, delay_us= slows every request, the control file
-# changes the faults while mounted and counts, and a killed faultfs
+# changes the faults while mounted and counts requests and bytes,
+# fallocate is refused (EOPNOTSUPP) or with fallocate=1 done on the
+# backing file and counted, and a killed faultfs
 # leaves no mount behind.  No pdd here: it runs once, with any engine.
 . "$(dirname "$0")/../lib.sh"
 requires_root
@@ -200,6 +202,41 @@ ms=$((($(date +%s%N) - t0) / 1000000))
 expect_count reads 20
 [ "$ms" -ge 400 ] || fail "20 reads with delay_us=20000 took ${ms} ms"
 echo "20 reads with delay_us=20000: $ms ms" >&2
+ctl ""
+
+# --- byte counters and fallocate -----------------------------------------------
+ctl "reset"
+dd if="$L" of=/dev/null iflag=direct bs=4096 count=3 status=none || fail "reads failed"
+expect_count read_bytes 12288
+wr "$L" 512 140 || fail "write of sector 140 failed"
+wr "$L" 512 141 || fail "write of sector 141 failed"
+expect_count written_bytes 1024
+expect_count read_bytes 12288
+# fallocate=0 (the default): refused as by a FUSE file system without it
+fallocate -z -o 8192 -l 8192 "$M/disk" 2>"$T/ferr" && fail "fallocate succeeded with fallocate=0"
+grep -q "Operation not supported" "$T/ferr" || { cat "$T/ferr"; fail "fallocate=0 did not refuse with EOPNOTSUPP"; }
+expect_count fallocates 1
+expect_count failed_fallocates 1
+expect_count fallocated_bytes 0
+stamped "$T/back" 16 16 3 16
+ctl "fallocate=1 reset"
+[ "$(head -1 "$M/control")" = "read= write= fsync=0 delay_us=0 fallocate=1" ] || { cat "$M/control"; fail "control does not show fallocate=1"; }
+fallocate -z -o 8192 -l 8192 "$M/disk" || fail "ZERO_RANGE failed with fallocate=1"
+fallocate -p -o 24576 -l 4096 "$M/disk" || fail "PUNCH_HOLE failed with fallocate=1"
+zeros "$T/back" 16 16
+stamped "$T/back" 32 16 3 32
+zeros "$T/back" 48 8
+stamped "$T/back" 56 8 3 56
+expect_count fallocates 2
+expect_count fallocated_bytes 12288
+expect_count written_bytes 0
+# a write fault fails a fallocate over it, which changes nothing
+ctl "write=40960-40961 fallocate=1"
+fallocate -z -o 36864 -l 8192 "$M/disk" 2>/dev/null && fail "fallocate over a write fault succeeded"
+stamped "$T/back" 72 16 3 72
+expect_count fallocates 3
+expect_count failed_fallocates 1
+[ "$(stat -c %s "$T/back")" = $((4 * MiB)) ] || fail "fallocate changed the size"
 ctl ""
 
 # --- a killed faultfs leaves no mount; an unmounted one ends cleanly ---------

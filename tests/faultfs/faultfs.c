@@ -11,8 +11,14 @@
  * page cache hides nothing and every read and write reaches faultfs).
  * MOUNTPOINT/control shows the fault set and the counters when read:
  *
- *   read=A-B,... write=A-B,... fsync=0|1 delay_us=N
+ *   read=A-B,... write=A-B,... fsync=0|1 delay_us=N [fallocate=1]
  *   reads=N writes=N failed_reads=N failed_writes=N fsyncs=N failed_fsyncs=N
+ *     read_bytes=N written_bytes=N fallocates=N failed_fallocates=N
+ *     fallocated_bytes=N
+ *
+ * (two lines; the second is one line here cut in three; fallocate=1 only
+ * when it is set, so that the first line reads as it did before there was
+ * fallocate=)
  *
  * and replaces the whole fault set when written a line of FAULTs (an
  * empty line clears it; "reset" in the line also zeroes the counters):
@@ -24,6 +30,11 @@
  *   fsync=1             fsync and fdatasync fail with EIO, and so does
  *                       flush (every close(2) of disk)
  *   delay_us=N          every read and write of disk sleeps N us first
+ *                       (and every fallocate)
+ *   fallocate=1         fallocate(2) of disk is done on BACKING (a range
+ *                       that overlaps write= fails with EIO, as a write);
+ *                       0, the default, refuses it with EOPNOTSUPP, as a
+ *                       FUSE file system without fallocate does
  *
  * FUSE-OPTIONs (-f, -d, -s, -o ...) go to libfuse; by default the program
  * returns once mounted and serves in the background, multithreaded, with
@@ -43,10 +54,16 @@
  *     kernel may split one loop request into several FUSE requests (a
  *     1 MiB one came as 2 x 512 KiB, or 956 + 68 KiB): a read then fails
  *     whole, but a write may leave its first parts written.
- *   - Only EIO, and only on disk; no short reads or writes, no silent
+ *   - Only EIO (and EOPNOTSUPP for fallocate with fallocate=0), and only
+ *     on disk; no short reads or writes, no silent
  *     corruption, no faults that fire N times or after N requests, no
  *     latency per range, no ENOSPC.  Faults on other operations
  *     (open, getattr, truncate) do not exist.
+ *   - read_bytes and written_bytes count the bytes of the reads and
+ *     writes of disk that succeeded; fallocates counts every fallocate of
+ *     disk (refused ones too, in failed_fallocates), fallocated_bytes the
+ *     lengths of those that succeeded, whatever their mode (PUNCH_HOLE,
+ *     ZERO_RANGE: a loop device's write-zeroes comes as ZERO_RANGE).
  *   - Flushes are not counted.  fsyncs counts fsync and fdatasync calls
  *     (losetup --direct-io=on makes one itself, and succeeds if it fails).
  *   - A write beyond the end grows BACKING; truncating disk truncates
@@ -75,7 +92,7 @@ struct range { uint64_t lo, hi; };
 
 struct faults {
 	struct range rd[MAXR], wr[MAXR];
-	int nrd, nwr, fsync;
+	int nrd, nwr, fsync, fallocate;
 	unsigned long delay_us;
 };
 
@@ -83,7 +100,8 @@ static int backing = -1;
 static struct faults cur;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_uint_fast64_t n_reads, n_writes, n_bad_reads, n_bad_writes,
-	n_fsyncs, n_bad_fsyncs;
+	n_fsyncs, n_bad_fsyncs, n_read_bytes, n_written_bytes, n_fallocs,
+	n_bad_fallocs, n_falloc_bytes;
 
 /* a control file open for reading holds the text it had at open */
 struct snap { char *buf; size_t len; };
@@ -136,6 +154,10 @@ static int parse(char *line, struct faults *f, int *reset)
 			if (number(tok + 6, &v) || v > 1)
 				return -1;
 			f->fsync = (int)v;
+		} else if (!strncmp(tok, "fallocate=", 10)) {
+			if (number(tok + 10, &v) || v > 1)
+				return -1;
+			f->fallocate = (int)v;
 		} else if (!strncmp(tok, "delay_us=", 9)) {
 			if (number(tok + 9, &v) || v > 60000000)
 				return -1;
@@ -264,12 +286,17 @@ static int ff_open(const char *path, struct fuse_file_info *fi)
 	pthread_mutex_lock(&lock);
 	put_ranges(o, "read", cur.rd, cur.nrd);
 	put_ranges(o, " write", cur.wr, cur.nwr);
-	fprintf(o, " fsync=%d delay_us=%lu\n", cur.fsync, cur.delay_us);
+	fprintf(o, " fsync=%d delay_us=%lu%s\n", cur.fsync, cur.delay_us,
+		cur.fallocate ? " fallocate=1" : "");
 	pthread_mutex_unlock(&lock);
 	fprintf(o, "reads=%" PRIuFAST64 " writes=%" PRIuFAST64 " failed_reads=%" PRIuFAST64
-		" failed_writes=%" PRIuFAST64 " fsyncs=%" PRIuFAST64 " failed_fsyncs=%" PRIuFAST64 "\n",
+		" failed_writes=%" PRIuFAST64 " fsyncs=%" PRIuFAST64 " failed_fsyncs=%" PRIuFAST64,
 		atomic_load(&n_reads), atomic_load(&n_writes), atomic_load(&n_bad_reads),
 		atomic_load(&n_bad_writes), atomic_load(&n_fsyncs), atomic_load(&n_bad_fsyncs));
+	fprintf(o, " read_bytes=%" PRIuFAST64 " written_bytes=%" PRIuFAST64 " fallocates=%" PRIuFAST64
+		" failed_fallocates=%" PRIuFAST64 " fallocated_bytes=%" PRIuFAST64 "\n",
+		atomic_load(&n_read_bytes), atomic_load(&n_written_bytes), atomic_load(&n_fallocs),
+		atomic_load(&n_bad_fallocs), atomic_load(&n_falloc_bytes));
 	if (fclose(o)) {
 		free(s->buf);
 		free(s);
@@ -322,6 +349,7 @@ static int ff_read(const char *path, char *buf, size_t size, off_t off,
 			break;
 		done += (size_t)r;
 	}
+	atomic_fetch_add(&n_read_bytes, done);
 	return (int)done;
 }
 
@@ -353,6 +381,11 @@ static int ff_write(const char *path, const char *buf, size_t size, off_t off,
 			atomic_store(&n_bad_writes, 0);
 			atomic_store(&n_fsyncs, 0);
 			atomic_store(&n_bad_fsyncs, 0);
+			atomic_store(&n_read_bytes, 0);
+			atomic_store(&n_written_bytes, 0);
+			atomic_store(&n_fallocs, 0);
+			atomic_store(&n_bad_fallocs, 0);
+			atomic_store(&n_falloc_bytes, 0);
 		}
 		return (int)size;
 	}
@@ -368,10 +401,14 @@ static int ff_write(const char *path, const char *buf, size_t size, off_t off,
 
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r < 0)
-			return done ? (int)done : -errno;
+		if (r < 0) {
+			if (!done)
+				return -errno;
+			break;
+		}
 		done += (size_t)r;
 	}
+	atomic_fetch_add(&n_written_bytes, done);
 	return (int)done;
 }
 
@@ -404,6 +441,35 @@ static int ff_flush(const char *path, struct fuse_file_info *fi)
 	return is(path, "/disk") && fsync_fault() ? -EIO : 0;
 }
 
+static int ff_fallocate(const char *path, int mode, off_t off, off_t len,
+			struct fuse_file_info *fi)
+{
+	int on;
+
+	(void)fi;
+	if (!is(path, "/disk"))
+		return -EOPNOTSUPP;
+	atomic_fetch_add(&n_fallocs, 1);
+	pthread_mutex_lock(&lock);
+	on = cur.fallocate;
+	pthread_mutex_unlock(&lock);
+	/* not -ENOSYS, which the kernel would remember for good */
+	if (!on) {
+		atomic_fetch_add(&n_bad_fallocs, 1);
+		return -EOPNOTSUPP;
+	}
+	if (faulty(1, off, (size_t)len)) {
+		atomic_fetch_add(&n_bad_fallocs, 1);
+		return -EIO;
+	}
+	if (fallocate(backing, mode, off, len)) {
+		atomic_fetch_add(&n_bad_fallocs, 1);
+		return -errno;
+	}
+	atomic_fetch_add(&n_falloc_bytes, (uint64_t)len);
+	return 0;
+}
+
 static int ff_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 {
 	(void)fi;
@@ -425,12 +491,13 @@ static const struct fuse_operations ops = {
 	.fsync = ff_fsync,
 	.flush = ff_flush,
 	.truncate = ff_truncate,
+	.fallocate = ff_fallocate,
 };
 
 static void usage(void)
 {
 	fprintf(stderr, "usage: faultfs BACKING MOUNTPOINT [read=A-B,...] [write=A-B,...]"
-			" [fsync=0|1] [delay_us=N] [FUSE-OPTION...]\n");
+			" [fsync=0|1] [delay_us=N] [fallocate=0|1] [FUSE-OPTION...]\n");
 	exit(2);
 }
 
