@@ -114,11 +114,9 @@ stamped "$K" $((size / 512 + 1)) $((2048 - 1)) 65 $((size / 512 + 1))
 dev_whole=$(zero_bytes "$T/src" 4096 3584 $((size - 3584)))
 z=$(json bytes_zeroed "$T/json")
 echo "4Kn seek=1: $z bytes zeroed of $dev_whole in whole blocks of the device" >&2
-# FAILS (pdd at eb47ab6): a zero run cut at a transfer's end is shorter
-# than a block; ZERO_RANGE on the 4Kn device gives EINVAL, and pdd then
-# writes every zero run of the copy ("cannot zero a range (Invalid
-# argument)", bytes_zeroed 0).  A run that is not whole blocks of the
-# device is data to write, not a refusal of the device.
+# a zero run cut at a transfer's end is shorter than a block: it is
+# written, not taken as the device refusing to zero (ZERO_RANGE says
+# EINVAL to a part block), so the rest is still zeroed
 grep -q "cannot zero" "$T/err" && { cat "$T/err"; fail "4Kn seek=1: one misaligned run turned zeroing off: $(grep "cannot zero" "$T/err")"; }
 [ "$z" -ge $((dev_whole / 2)) ] || fail "4Kn seek=1: only $z of $dev_whole bytes of whole zero blocks zeroed"
 
