@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SCSI pieces of the sg engine that need no device: building READ and
- * WRITE CDBs, and turning sense data into pdd's error codes.  Sense
+ * SCSI pieces of the sg engine that need no device: building READ, WRITE
+ * and WRITE SAME CDBs, and turning sense data into pdd's error codes.  Sense
  * decoding itself is libsgutils2's (sg3_utils).
  */
 #ifndef PDD_SCSI_H
@@ -30,6 +30,9 @@ struct sg_io_hdr;
 int pdd_scsi_cdbsz_for(int want, uint64_t lba, uint32_t blocks);
 int pdd_scsi_rw_cdb(uint8_t *cdb, int cdbsz, bool write, uint64_t lba,
 		    uint32_t blocks, bool fua, bool dpo);
+int pdd_scsi_write_same16_cdb(uint8_t cdb[16], uint64_t lba, uint32_t blocks);
+bool pdd_scsi_refused(const uint8_t *sense, int len);
+int pdd_scsi_write_same_max(int fd, uint64_t *max, int verbose);
 int pdd_scsi_sense_err(const uint8_t *sense, int len, uint64_t *info);
 const char *pdd_scsi_strerror(int err, char *buf, int len);
 int pdd_scsi_result(const struct sg_io_hdr *h, uint64_t *info, bool *recovered);

@@ -6,8 +6,9 @@
  * the size it had when the copy began) is not written at all; elsewhere
  * it goes to the engine as PDD_OP_ZERO: fallocate PUNCH_HOLE on a file,
  * ZERO_RANGE on a block device (never a discard, whose contents are
- * undefined), WRITE_ZEROES on an NBD export.  An output that refuses it is
- * written the plain way from then on: the buffer holds the zeros.
+ * undefined), WRITE_ZEROES on an NBD export, WRITE SAME(16) without UNMAP
+ * on an sg device.  An output that refuses it is written the plain way
+ * from then on: the buffer holds the zeros.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -42,10 +43,11 @@ void core_sparse_setup(struct core *c)
 		c->zero_unit = d->lbs;
 		break;
 	case PDD_KIND_NBD:
+	case PDD_KIND_SG:	/* WRITE SAME(16); zero_mode means nothing */
 		c->zero_mode = 0;
 		c->zero_unit = d->lbs;
 		break;
-	default:		/* sg, raw, /dev/null: plain writes */
+	default:		/* raw, /dev/null: plain writes */
 		goto plain;
 	}
 	if (d->flags & PDD_F_ZEROED)

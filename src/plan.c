@@ -223,7 +223,8 @@ static bool threaded(const struct pdd_plan *p)
 
 /*
  * sparse=: the grain zero runs are looked for in.  By default the output's
- * logical block or 4096 bytes, whichever is larger; a grain given must be
+ * logical block or 4096 bytes, whichever is larger (rounded up to whole
+ * blocks where they do not divide 4096); a grain given must be
  * whole blocks of the output (and of its direct I/O alignment), which it
  * zeroes or leaves alone.
  */
@@ -235,7 +236,8 @@ static int pick_sparse(const struct pdd_opts *o, const struct pdd_dev *out,
 	if (out->direct && out->io_align > unit)
 		unit = out->io_align;
 	if (!o->sparse_given) {
-		p->sparse = unit > 4096 ? (size_t)unit : 4096;
+		/* whole blocks even of a 520-byte sg disk */
+		p->sparse = (size_t)((4096 + unit - 1) / unit * unit);
 		return 0;
 	}
 	if (o->sparse % unit) {

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * READ and WRITE CDBs of 6, 10, 12 and 16 bytes, the smallest size that
- * can carry a request, and a command's outcome (status, sense, host and
- * driver status) turned into pdd's error codes: pure functions, so the
- * unit tests check them byte by byte.  Then the two whole commands the
- * device side needs outside the copy, READ CAPACITY and SYNCHRONIZE
- * CACHE, sent through libsgutils2's pass-through layer with the same
- * bounded retries and the same judgement as the sg engine's.
+ * can carry a request, WRITE SAME(16) for sparse='s zero runs, and a
+ * command's outcome (status, sense, host and driver status) turned into
+ * pdd's error codes: pure functions, so the unit tests check them byte by
+ * byte.  Then the whole commands the device side needs outside the copy,
+ * READ CAPACITY, INQUIRY and SYNCHRONIZE CACHE, sent through libsgutils2's
+ * pass-through layer with the same bounded retries and the same
+ * judgement as the sg engine's.
  */
 #include <errno.h>
 #include <scsi/sg.h>
@@ -90,6 +91,37 @@ int pdd_scsi_rw_cdb(uint8_t *cdb, int cdbsz, bool write, uint64_t lba,
 		break;
 	}
 	return 0;
+}
+
+/*
+ * WRITE SAME(16) of blocks at lba, from one logical block of data out
+ * (NDOB 0: a device need not know NDOB, which SBC-4 added).  UNMAP and
+ * ANCHOR stay 0: the blocks are written, never deallocated, as a
+ * deallocated block need not read back as the data sent.  0, or -EINVAL
+ * for 0 blocks, which SBC reads as "to the end of the medium" on a
+ * device that allows it.
+ */
+int pdd_scsi_write_same16_cdb(uint8_t cdb[16], uint64_t lba, uint32_t blocks)
+{
+	if (!blocks)
+		return -EINVAL;
+	memset(cdb, 0, 16);
+	cdb[0] = 0x93;
+	put_be(cdb + 2, lba, 8);
+	put_be(cdb + 10, blocks, 4);
+	return 0;
+}
+
+/* Whether sense data says the device does not have a command, or not in
+ * the form sent: ILLEGAL REQUEST with INVALID COMMAND OPERATION CODE
+ * (20h) or INVALID FIELD IN CDB (24h). */
+bool pdd_scsi_refused(const uint8_t *sense, int len)
+{
+	struct sg_scsi_sense_hdr sh;
+
+	if (len <= 0 || !sg_scsi_normalize_sense(sense, len, &sh))
+		return false;
+	return sh.sense_key == SPC_SK_ILLEGAL_REQUEST && (sh.asc == 0x20 || sh.asc == 0x24);
 }
 
 /* sg3_utils' finer categories folded into the statuses SPEC names. */
@@ -312,6 +344,28 @@ int pdd_scsi_identify(int fd, char *model, size_t mlen, char *serial,
 	memset(r, 0, sizeof(r));
 	if (!pt_cmd(fd, sn, sizeof(sn), r, 252, verbose) && r[1] == 0x80)
 		ascii_field(serial, slen, r + 4, r[3] < 248 ? r[3] : 248);
+	return 0;
+}
+
+/*
+ * The Block Limits VPD page (B0h)'s MAXIMUM WRITE SAME LENGTH in logical
+ * blocks: *max 0 when the device reports none (the field is 0, or the
+ * page is too short or missing).  0 or a pdd error from the INQUIRY.
+ */
+int pdd_scsi_write_same_max(int fd, uint64_t *max, int verbose)
+{
+	static const uint8_t bl[6] = { 0x12, 1, 0xb0, 0, 64 };
+	uint8_t r[64];
+	int err;
+
+	*max = 0;
+	memset(r, 0, sizeof(r));
+	err = pt_cmd(fd, bl, sizeof(bl), r, sizeof(r), verbose);
+	if (err)
+		return err;
+	/* the field ends at byte 43: a page length of 0x3c holds it */
+	if (r[1] == 0xb0 && get_be(r + 2, 2) >= 40)
+		*max = get_be(r + 36, 8);
 	return 0;
 }
 

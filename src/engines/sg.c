@@ -12,6 +12,14 @@
  * waits here: the only requests this engine holds are those the device
  * has.
  *
+ * A zero run of sparse= (PDD_OP_ZERO) goes as WRITE SAME(16) of one block
+ * of zeros, never with UNMAP: a deallocated block need not read back as
+ * zeros.  No more blocks go in one command than the device's Block Limits
+ * page allows (asked once at init); the core sends the rest again.  A
+ * device that answers it with ILLEGAL REQUEST, invalid operation code or
+ * invalid field in CDB, does not have it: -EOPNOTSUPP, and the core
+ * writes the zeros from then on.
+ *
  * Each command is retried here after a unit attention (10 times) or an
  * aborted command (256 times); any other failure goes back to the core
  * as a pdd error, a medium error with the first bad block's offset from
@@ -42,12 +50,16 @@ struct sg_side {
 	unsigned int nfds;
 	unsigned int inflight;		/* the sum of queued[] */
 	bool said_raise;		/* the cdbsz raise was reported */
+	uint64_t ws_max;		/* WRITE SAME's most blocks; 0: no limit said */
+	uint8_t *zero_blk;		/* one logical block of zeros, its data out */
 };
 
 struct sg_cmd {				/* one per core buffer, so per request */
 	struct pdd_req *rq;
 	unsigned int fdi;		/* the descriptor it was written to */
 	unsigned int tries[2];		/* unit attentions, aborts so far */
+	size_t zero_len;		/* PDD_OP_ZERO: the bytes of rq this WRITE
+					 * SAME zeroes */
 	uint8_t cdb[16];
 	uint8_t sense[SENSE_LEN];
 	struct sg_io_hdr hdr;
@@ -79,23 +91,17 @@ static unsigned int take_ready(struct sg_priv *g, struct pdd_req **done, unsigne
 	return n;
 }
 
-/* Build the command for c->rq and write it to the least busy descriptor.
- * 0, -EAGAIN when every descriptor is full, or -errno. */
-static int send_cmd(struct sg_side *s, struct sg_cmd *c)
+/* READ or WRITE of rq's blocks into c->cdb and c->hdr: the CDB's size,
+ * or -errno. */
+static int rw_cmd(struct sg_side *s, struct sg_cmd *c)
 {
 	struct pdd_req *rq = c->rq;
 	const struct pdd_dev *d = s->d;
 	bool wr = rq->op == PDD_OP_WRITE;
 	size_t len = rq->len;
 	uint64_t lba = rq->off / d->lbs;
-	unsigned int fdi = 0;
 	int cdbsz, err;
 
-	for (unsigned int i = 1; i < s->nfds; i++)
-		if (s->queued[i] < s->queued[fdi])
-			fdi = i;
-	if (s->queued[fdi] >= SG_QUEUE)
-		return -EAGAIN;
 	if (len % d->lbs) {
 		/* a partial last block (the end of a file copied to the
 		 * device, or read back for verify=): a SCSI device takes
@@ -119,18 +125,65 @@ static int send_cmd(struct sg_side *s, struct sg_cmd *c)
 			      (d->flags & PDD_F_DPO) && cdbsz > 6);
 	if (err)
 		return err;
-
-	memset(&c->hdr, 0, sizeof(c->hdr));
-	c->hdr.interface_id = 'S';
 	c->hdr.dxfer_direction = wr ? SG_DXFER_TO_DEV : SG_DXFER_FROM_DEV;
+	c->hdr.dxfer_len = (unsigned int)len;
+	c->hdr.dxferp = rq->buf;
+	c->hdr.flags = d->dio ? SG_FLAG_DIRECT_IO : 0;
+	return cdbsz;
+}
+
+/* WRITE SAME(16) of zeros over rq's blocks, or as many of them as the
+ * device takes in one command: 16, or -errno. */
+static int zero_cmd(struct sg_side *s, struct sg_cmd *c)
+{
+	struct pdd_req *rq = c->rq;
+	const struct pdd_dev *d = s->d;
+	/* a partial last block (the end of a file input) is zeroed whole,
+	 * as a write pads it with zeros */
+	uint64_t blocks = (rq->len + d->lbs - 1) / d->lbs;
+	int err;
+
+	/* the grain is whole blocks (plan.c), so a run starts on one */
+	if (rq->off % d->lbs)
+		return -EOPNOTSUPP;
+	if (s->ws_max && blocks > s->ws_max)
+		blocks = s->ws_max;
+	if (blocks > UINT32_MAX)
+		blocks = UINT32_MAX;
+	c->zero_len = blocks * d->lbs < rq->len ? blocks * d->lbs : rq->len;
+	err = pdd_scsi_write_same16_cdb(c->cdb, rq->off / d->lbs, (uint32_t)blocks);
+	if (err)
+		return err;
+	/* one block out, so no direct I/O asked (the block is ours) */
+	c->hdr.dxfer_direction = SG_DXFER_TO_DEV;
+	c->hdr.dxfer_len = d->lbs;
+	c->hdr.dxferp = s->zero_blk;
+	return 16;
+}
+
+/* Build the command for c->rq and write it to the least busy descriptor.
+ * 0, -EAGAIN when every descriptor is full, or -errno. */
+static int send_cmd(struct sg_side *s, struct sg_cmd *c)
+{
+	struct pdd_req *rq = c->rq;
+	unsigned int fdi = 0;
+	int cdbsz;
+
+	for (unsigned int i = 1; i < s->nfds; i++)
+		if (s->queued[i] < s->queued[fdi])
+			fdi = i;
+	if (s->queued[fdi] >= SG_QUEUE)
+		return -EAGAIN;
+	memset(&c->hdr, 0, sizeof(c->hdr));
+	cdbsz = rq->op == PDD_OP_ZERO ? zero_cmd(s, c) : rw_cmd(s, c);
+	if (cdbsz < 0)
+		return cdbsz;
+	c->hdr.interface_id = 'S';
 	c->hdr.cmd_len = (unsigned char)cdbsz;
 	c->hdr.cmdp = c->cdb;
 	c->hdr.mx_sb_len = SENSE_LEN;
 	c->hdr.sbp = c->sense;
-	c->hdr.dxfer_len = (unsigned int)len;
-	c->hdr.dxferp = rq->buf;
-	c->hdr.timeout = d->timeout_ms;
-	c->hdr.flags = d->dio ? SG_FLAG_DIRECT_IO : 0;
+	c->hdr.timeout = s->d->timeout_ms;
 	c->hdr.pack_id = (int)rq->idx;
 	c->hdr.usr_ptr = c;
 	while (write(s->fds[fdi], &c->hdr, sizeof(c->hdr)) < 0) {
@@ -199,11 +252,19 @@ static void cmd_done(struct pdd_engine *e, struct sg_cmd *c)
 			finish(g, rq, err == -EAGAIN ? -EBUSY : err);
 		return;
 	}
+	if (err && rq->op == PDD_OP_ZERO && pdd_scsi_refused(c->sense, c->hdr.sb_len_wr)) {
+		finish(g, rq, -EOPNOTSUPP);	/* no WRITE SAME here */
+		return;
+	}
 	if (err) {
 		if (info != ~0ULL && info >= rq->off / d->lbs &&
 		    info < (rq->off + rq->len + d->lbs - 1) / d->lbs)
 			rq->bad_off = info * d->lbs;
 		finish(g, rq, err);
+		return;
+	}
+	if (rq->op == PDD_OP_ZERO) {	/* its one block went out whole */
+		finish(g, rq, c->hdr.resid ? -EIO : (ssize_t)c->zero_len);
 		return;
 	}
 	if (c->hdr.resid > 0 && (size_t)c->hdr.resid < c->hdr.dxfer_len) {
@@ -356,6 +417,7 @@ static void sg_exit(struct pdd_engine *e)
 		close(g->side.fds[i]);
 	free(g->side.fds);
 	free(g->side.queued);
+	free(g->side.zero_blk);
 	free(g->cmds);
 	free(g->pfd);
 	free(g);
@@ -416,10 +478,14 @@ static int sg_init(struct pdd_engine *e)
 	if (err)
 		goto fail;
 	g->pfd = calloc(g->side.nfds, sizeof(*g->pfd));
-	if (!g->pfd) {
+	g->side.zero_blk = calloc(1, e->dev->lbs);
+	if (!g->pfd || !g->side.zero_blk) {
 		err = -ENOMEM;
 		goto fail;
 	}
+	/* for sparse='s WRITE SAME: a device without the page or the limit
+	 * is sent whole runs, and says so if they are too long for it */
+	(void)pdd_scsi_write_same_max(e->dev->fd, &g->side.ws_max, pdd_verbose);
 	return 0;
 fail:
 	sg_exit(e);

@@ -389,7 +389,9 @@ high=$((4294967296 - 500))
 if truncate -s $(((high + 1500) * 512)) "$big" 2>/dev/null; then
 	devs="$T/nodes/sgbig=$big" faults=
 	"$STAMP" fill "$T/bigsrc.img" 0 $((1500 * 512)) 6
-	sgp run_pdd if="$T/bigsrc.img" of="$T/nodes/sgbig" seek="$high" bpt=128 verbose=1
+	# sparse=0: the first write is the whole first transfer, not cut
+	# where the output's grains begin (seek= is not on one)
+	sgp run_pdd if="$T/bigsrc.img" of="$T/nodes/sgbig" seek="$high" bpt=128 sparse=0 verbose=1
 	expect_rc 0
 	expect_err "pdd: '$T/nodes/sgbig': cdbsz=10 cannot address LBA 4294967180 + 128 blocks; using 16-byte CDBs"
 	stamped "$big" "$high" 1500 6 0

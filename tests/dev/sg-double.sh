@@ -5,7 +5,9 @@
 # copy file->sg, sg->file and sg->sg byte for byte, with skip, seek, count
 # and every CDB size; injected medium errors, recovered errors, unit
 # attentions, aborted commands, timeouts and a not-ready unit give the
-# exit statuses and recoveries the tools give on real disks; a latency
+# exit statuses and recoveries the tools give on real disks; sg_write_same
+# and sg_vpd see WRITE SAME(16) and its limits as SBC has them, and a
+# device without the command; a latency
 # per command makes sgp_dd's threads pay off against sg_dd's one command
 # at a time; a probe checks the async v3 interface (the queue of 16, pack
 # ids, EAGAIN, poll, sense fields, iovecs, mmap, timeouts, latency); and
@@ -15,20 +17,21 @@
 # sg tests.
 # engines: sg
 . "$(dirname "$0")/../lib.sh"
-for tool in sg_readcap sg_inq sg_turs sg_dd sgp_dd; do
+for tool in sg_readcap sg_inq sg_turs sg_dd sgp_dd sg_write_same sg_vpd; do
 	command -v "$tool" >/dev/null || skip "needs sg3_utils ($tool)"
 done
 needs_sgdouble
 
 NB=5000			# blocks per device
-faults= state= latency=
+faults= state= latency= wsmax=
 
 # sg TOOL ARGS...: run an sg3_utils tool on the double's devices ($devs),
-# with $faults, $state and $latency; output in $T/out, status in $rc
+# with $faults, $state, $latency and $wsmax; output in $T/out, status in $rc
 sg() {
 	rc=0
 	LD_PRELOAD=$SGD SGDOUBLE_DEVS=$devs SGDOUBLE_FAULTS=$faults \
 		SGDOUBLE_STATE=$state SGDOUBLE_LATENCY_US=$latency \
+		SGDOUBLE_WRITE_SAME_MAX=$wsmax \
 		SGDOUBLE_LOG=$T/log "$@" >"$T/out" 2>&1 || rc=$?
 }
 
@@ -256,6 +259,87 @@ for lbs in 512 4096; do
 	has "Vendor identification: PDD"
 	sg sg_turs "$B"		# the fault is on one device only
 	expect 0
+
+	# --- WRITE SAME(16) as sg_write_same sends it: its one block of data
+	# out (zeros, or a block of a file with --in) on every block of the
+	# range and nowhere else; NDOB=1 writes zeros with no data out; UNMAP=1
+	# writes too (no thin provisioning); ANCHOR, 0 blocks (Block Limits
+	# says WSNZ), more than Block Limits' maximum and a range past the
+	# capacity are refused; nowritesame is a device without the command
+	faults=
+	"$STAMP" fill "$a" 0 "$bytes" 1
+	: >"$T/log"
+	sg sg_write_same --16 --lba=100 --num=50 "$A"
+	expect 0
+	stamped "$a" 0 100 1 0
+	zeros "$a" 100 50
+	stamped "$a" 150 $((NB - 150)) 1 150
+	logged "WRITE SAME(16) [93 00 00 00 00 00 00 00 00 64 00 00 00 32 00 00] lba 100 blocks 50 len $lbs"
+	dd if="$src" of="$T/blk" bs="$lbs" skip=7 count=1 status=none
+	sg sg_write_same --16 --in="$T/blk" --lba=200 --num=3 "$A"
+	expect 0
+	for k in 200 201 202; do
+		cmp -s -n "$lbs" -i $((k * lbs)):0 -- "$a" "$T/blk" || fail "block $k is not the block sent"
+	done
+	stamped "$a" 150 50 1 150
+	stamped "$a" 203 $((NB - 203)) 1 203
+	sg sg_write_same --16 --ndob --lba=300 --num=4 "$A"
+	expect 0
+	zeros "$a" 300 4
+	logged "lba 300 blocks 4 len 0 pack_id 0 -> GOOD resid 0"
+	sg sg_write_same --16 --unmap --lba=400 --num=2 "$A"
+	expect 0
+	zeros "$a" 400 2
+	stamped "$a" 203 97 1 203
+	stamped "$a" 304 96 1 304
+	stamped "$a" 402 $((NB - 402)) 1 402
+	sg sg_write_same --16 --unmap --anchor --lba=500 --num=2 "$A"
+	expect 5
+	has "Illegal request"
+	sg sg_write_same --16 --lba=500 --num=0 "$A"
+	expect 5
+	sg sg_write_same --16 --lba=$((NB - 1)) --num=2 "$A"
+	expect 22
+	has "LBA out of range"
+	stamped "$a" 402 $((NB - 402)) 1 402
+	sg sg_vpd --page=bl "$A"
+	expect 0
+	has "Write same non-zero (WSNZ): 1"
+	has "Maximum write same length: 0 blocks [not reported]"
+	wsmax=8
+	sg sg_vpd --page=bl "$A"
+	expect 0
+	has "Maximum write same length: 0x8 blocks"
+	sg sg_write_same --16 --lba=500 --num=9 "$A"
+	expect 5
+	has "Illegal request"
+	stamped "$a" 402 $((NB - 402)) 1 402
+	sg sg_write_same --16 --lba=500 --num=8 "$A"
+	expect 0
+	zeros "$a" 500 8
+	wsmax=
+	faults="wmedium@$A:601"
+	sg sg_write_same --16 --lba=600 --num=4 "$A"
+	expect 3
+	logged "asc 0x0c/0x00 info 601"
+	stamped "$a" 508 $((NB - 508)) 1 508
+	faults="nowritesame@$A:always"
+	sg sg_write_same --16 --lba=700 --num=4 "$A"
+	expect 9
+	has "Invalid opcode"
+	sg sg_write_same --16 --lba=700 --num=4 "$B"	# on one device only
+	expect 0
+	# a count, across processes: once, then it is served
+	faults="nowritesame@$A" state=$T/ws$lbs.state
+	sg sg_write_same --16 --lba=700 --num=4 "$A"
+	expect 9
+	sg sg_write_same --16 --lba=700 --num=4 "$A"
+	expect 0
+	state=
+	zeros "$a" 700 4
+	stamped "$a" 508 192 1 508
+	stamped "$a" 704 $((NB - 704)) 1 704
+	faults=
 done
 
 # --- past 2^32 blocks: READ CAPACITY(10) says 0xffffffff, the tools move

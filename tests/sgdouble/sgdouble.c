@@ -32,8 +32,10 @@
  *     sendfile, copy_file_range, io_uring and raw syscalls see the
  *     backing file, not a device.  access(), realpath() and /sys know no
  *     such node.
- *   - No other SCSI command (READ LONG, WRITE SAME, UNMAP, MODE SELECT,
- *     PERSISTENT RESERVE..., protection information, ATA pass-through).
+ *   - No other SCSI command (READ LONG, WRITE SAME(10) and (32), UNMAP,
+ *     MODE SELECT, PERSISTENT RESERVE..., protection information, ATA
+ *     pass-through).  WRITE SAME(16) knows no thin provisioning: UNMAP=1
+ *     writes the data as UNMAP=0 does, and ANCHOR=1 is refused.
  *   - Raw devices: the driver's own exclusive claim of the disk (EBUSY
  *     while it is mounted) is not made, and the caller's O_EXCL is
  *     dropped, as a char device ignores it; permissions are BLOCKDEV's.
@@ -83,13 +85,20 @@
  *                        duration is the header's timeout (30000 ms, the
  *                        block layer's default, when it is 0), reported at
  *                        once: the double does not wait it out.
+ *         nowritesame:N  the next N WRITE SAME(16) commands (and no other
+ *                        command) fail with ILLEGAL REQUEST, 20/00 invalid
+ *                        command operation code, as on a device without
+ *                        it ("always": a device that has none), after the
+ *                        other counted faults and before any check of the
+ *                        CDB.
  *       N is a count or "always" (default 1).  Counted faults skip
  *       INQUIRY, REPORT LUNS and REQUEST SENSE, as SPC exempts them from
  *       unit attentions (REQUEST SENSE reports a pending ua, and clears it,
  *       or the not-ready state, with GOOD status); among them ua comes
  *       first, then notready, aborted, illegal, timeout.  A counted
  *       kind written with the prefix "io-" (io-ua:always, io-timeout:2)
- *       fires on READ and WRITE commands only, so that a program's
+ *       fires on READ, WRITE and WRITE SAME commands only (not on
+ *       nowritesame, which is for WRITE SAME already), so that a program's
  *       READ CAPACITY, TEST UNIT READY and SYNCHRONIZE CACHE get through
  *       and the fault meets its copy.  PATH may not hold ':' or ',', and
  *       BACKING may not hold ','.
@@ -99,7 +108,8 @@
  *       device and not once per program.  Created and filled on first use;
  *       remove it to start over.  Without it each process counts alone.
  *   SGDOUBLE_LATENCY_US=N
- *       Every READ and WRITE (of any CDB size) that reaches the medium,
+ *       Every READ and WRITE (of any CDB size), and WRITE SAME(16), that
+ *       reaches the medium,
  *       i.e. that no counted fault ends, takes at least N microseconds
  *       from its write() or SG_IO, as a disk's service time: SG_IO
  *       returns no sooner, and a command written with write() is not
@@ -107,6 +117,11 @@
  *       but write() returns at once, so commands in flight on one fd or
  *       several overlap their latencies and queue depth pays off as on a
  *       disk.  duration includes it.  0, the default: no latency.
+ *   SGDOUBLE_WRITE_SAME_MAX=N
+ *       The Block Limits VPD page's MAXIMUM WRITE SAME LENGTH, in logical
+ *       blocks: a WRITE SAME(16) of more fails with ILLEGAL REQUEST, 24/00
+ *       invalid field in CDB.  0, the default: no limit is reported, and
+ *       any number of blocks to the end of the capacity is written.
  *   SGDOUBLE_LOG=FILE
  *       Append a line for each SCSI command (pid, device, command, CDB,
  *       LBA, blocks, dxfer_len, pack_id, result with sense key, ASC and
@@ -159,7 +174,12 @@
  *   limits, B1 non-rotating), READ CAPACITY(10) (last LBA 0xffffffff when
  *   it does not fit), READ CAPACITY(16), READ and WRITE (6/10/12/16; FUA
  *   and DPO accepted), VERIFY(10/12/16) with BYTCHK 0 or 1 (MISCOMPARE
- *   1d/00 with the LBA), SYNCHRONIZE CACHE(10/16) (fsync of the backing
+ *   1d/00 with the LBA), WRITE SAME(16) as SBC-4 has it (one block of
+ *   data out written to every block of the range, or zeros with NDOB=1
+ *   and no data out; 0 blocks, WRPROTECT, ANCHOR or the obsolete PBDATA
+ *   and LBDATA bits 24/00, as Block Limits says WSNZ and the device has
+ *   no protection information; wmedium and recovered faults apply as to
+ *   WRITE), SYNCHRONIZE CACHE(10/16) (fsync of the backing
  *   file), MODE SENSE(6/10) (caching page with WCE, control page; saved
  *   values 39/00), START STOP UNIT, REPORT LUNS (LUN 0).  Anything else
  *   is ILLEGAL REQUEST 20/00; a range past the capacity 21/00; bad CDB
@@ -306,7 +326,8 @@ struct sgd_raw {			/* one SGDOUBLE_RAW entry */
 
 enum fault_kind {
 	F_MEDIUM, F_WMEDIUM, F_RECOVERED,	/* by LBA */
-	F_UA, F_NOTREADY, F_ABORTED, F_ILLEGAL, F_TIMEOUT	/* counted */
+	F_UA, F_NOTREADY, F_ABORTED, F_ILLEGAL, F_TIMEOUT,	/* counted */
+	F_NOWS				/* counted, WRITE SAME only */
 };
 
 struct sgd_fault {			/* one SGDOUBLE_FAULTS entry */
@@ -324,6 +345,7 @@ static int nfaults;
 static struct sgd_raw *raws;
 static int nraws;
 static int64_t latency_ns;		/* SGDOUBLE_LATENCY_US */
+static uint64_t ws_max;			/* SGDOUBLE_WRITE_SAME_MAX, 0: none */
 static int log_fd = -1;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
@@ -819,7 +841,7 @@ static const struct {
 } fault_names[] = {
 	{ "medium", F_MEDIUM }, { "wmedium", F_WMEDIUM }, { "recovered", F_RECOVERED },
 	{ "ua", F_UA }, { "notready", F_NOTREADY }, { "aborted", F_ABORTED },
-	{ "illegal", F_ILLEGAL }, { "timeout", F_TIMEOUT },
+	{ "illegal", F_ILLEGAL }, { "timeout", F_TIMEOUT }, { "nowritesame", F_NOWS },
 };
 
 static int32_t *counts;			/* the counted faults' counts */
@@ -855,10 +877,10 @@ static void parse_fault(char *ent, int32_t *init_count)
 		if (!strcmp(ent, fault_names[k].name))
 			break;
 	if (k == sizeof(fault_names) / sizeof(fault_names[0]))
-		die("unknown fault kind '%s' (medium, wmedium, recovered, ua, notready, aborted, illegal, timeout)", ent);
+		die("unknown fault kind '%s' (medium, wmedium, recovered, ua, notready, aborted, illegal, timeout, nowritesame)", ent);
 	f->kind = fault_names[k].kind;
-	if (f->io_only && by_lba(f->kind))
-		die("io-%s: the io- prefix is for the counted faults", ent);
+	if (f->io_only && (by_lba(f->kind) || f->kind == F_NOWS))
+		die("io-%s: the io- prefix is for the counted faults but nowritesame", ent);
 	f->dev = -1;
 	if (at) {
 		struct sgd_dev *d = dev_by_name(at + 1);
@@ -986,6 +1008,9 @@ static void init(void)
 	s = getenv("SGDOUBLE_FAULTS");
 	if (s && *s)
 		parse_faults(s);
+	s = getenv("SGDOUBLE_WRITE_SAME_MAX");
+	if (s && *s)
+		ws_max = parse_u64(s, "SGDOUBLE_WRITE_SAME_MAX");
 	s = getenv("SGDOUBLE_LATENCY_US");
 	if (s && *s) {
 		uint64_t us = parse_u64(s, "SGDOUBLE_LATENCY_US");
@@ -1002,6 +1027,8 @@ static void init(void)
 			SGD_RAW_MAJOR, raws[i].minor);
 	if (latency_ns)
 		sgd_log("READ and WRITE take %" PRId64 " us", latency_ns / 1000);
+	if (ws_max)
+		sgd_log("WRITE SAME takes %" PRIu64 " blocks at most", ws_max);
 }
 
 static __attribute__((constructor)) void sgd_constructor(void)
@@ -2058,6 +2085,115 @@ static void do_write(struct cmd *c, uint64_t lba, uint64_t n)
 	recovered(c, lba, n);
 }
 
+/* The first n bytes of the caller's data out into blk (zeros with
+ * SG_FLAG_NO_DXFER, as a write of it writes); the caller checked a.len. */
+static void area_first(const struct cmd *c, uint8_t *blk, size_t n)
+{
+	size_t done = 0;
+
+	memset(blk, 0, n);
+	if (c->a.no_copy)
+		return;
+	for (int i = 0; i < c->a.cnt && done < n; i++) {
+		size_t k = c->a.v[i].iov_len < n - done ? c->a.v[i].iov_len : n - done;
+
+		memcpy(blk + done, c->a.v[i].iov_base, k);
+		done += k;
+	}
+}
+
+/* n copies of the lbs-byte block blk to the backing file from block lba,
+ * a MiB at a time.  0, or the errno of the failure. */
+static int write_copies(struct cmd *c, const uint8_t *blk, uint64_t lba, uint64_t n)
+{
+	size_t lbs = c->d->lbs, per = (1u << 20) / lbs;	/* lbs <= 64 KiB */
+	uint8_t *buf;
+	int err = 0;
+
+	if (per > n)
+		per = n;
+	buf = malloc(per * lbs);
+	if (!buf)
+		return ENOMEM;
+	for (size_t i = 0; i < per; i++)
+		memcpy(buf + i * lbs, blk, lbs);
+	for (uint64_t done = 0; done < n && !err; ) {
+		uint64_t k = n - done < per ? n - done : per;
+		size_t len = k * lbs, put = 0;
+		off_t off = (off_t)((lba + done) * lbs);
+
+		while (put < len) {
+			ssize_t r = real_pwrite(c->fd, buf + put, len - put, off + (off_t)put);
+
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0) {
+				err = r < 0 ? errno : EIO;
+				break;
+			}
+			put += r;
+		}
+		done += k;
+	}
+	free(buf);
+	return err;
+}
+
+/* WRITE SAME(16): one logical block of data out (or, NDOB=1, zeros and
+ * no data out) written to each of the range's blocks.  No thin
+ * provisioning here: UNMAP=1 writes the block all the same (SBC lets a
+ * device that does not unmap do so), and ANCHOR=1 is refused. */
+static void do_write_same(struct cmd *c, const uint8_t *cdb)
+{
+	bool ndob = cdb[1] & 0x01;
+	uint64_t lba = get_be64(cdb + 2), n = get_be32(cdb + 10), bad;
+	uint8_t *blk;
+	int err;
+
+	c->lba = lba;
+	c->blocks = n;
+	if (fault_fires(c->d, F_NOWS, true, true)) {
+		check(c, KEY_ILLEGAL, ASC_INVALID_OP);
+		return;
+	}
+	c->medium = true;
+	/* WRPROTECT (no protection information), ANCHOR, PBDATA, LBDATA;
+	 * 0 blocks as Block Limits' WSNZ says; more than its maximum */
+	if ((cdb[1] & 0xf6) || !n || (ws_max && n > ws_max)) {
+		check(c, KEY_ILLEGAL, ASC_INVALID_FIELD);
+		return;
+	}
+	if (!range_ok(c, lba, n))
+		return;
+	c->r->hdr.resid = c->r->hdr.dxfer_len;
+	if (!ndob && (c->r->hdr.dxfer_direction != SG_DXFER_TO_DEV || c->a.len < c->d->lbs)) {
+		host_error(c);
+		return;
+	}
+	if (first_bad(c->d, F_WMEDIUM, lba, n, &bad)) {
+		set_sense(c, KEY_MEDIUM, ASC_WRITE_ERROR, true, bad);
+		return;
+	}
+	blk = malloc(c->d->lbs);
+	if (!blk) {
+		check(c, KEY_HARDWARE, ASC_INTERNAL);
+		return;
+	}
+	if (ndob)
+		memset(blk, 0, c->d->lbs);
+	else
+		area_first(c, blk, c->d->lbs);
+	err = write_copies(c, blk, lba, n);
+	free(blk);
+	if (err) {
+		check(c, err == EIO ? KEY_MEDIUM : KEY_HARDWARE,
+		      err == EIO ? ASC_WRITE_ERROR : ASC_INTERNAL);
+		return;
+	}
+	c->r->hdr.resid = c->r->hdr.dxfer_len - (ndob ? 0 : c->d->lbs);
+	recovered(c, lba, n);
+}
+
 /* VERIFY: BYTCHK 0 reads the medium, 1 also compares the data out */
 static void do_verify(struct cmd *c, int bytchk, uint64_t lba, uint64_t n)
 {
@@ -2196,7 +2332,9 @@ static void inquiry_vpd(struct cmd *c, int page, size_t alloc)
 	}
 	case 0xb0:		/* block limits */
 		len = 64;
+		b[4] = 0x01;	/* WSNZ: WRITE SAME of 0 blocks is refused */
 		put_be32(b + 8, (uint32_t)((uint64_t)SGD_MAX_HW_SECTORS * 512 / c->d->lbs));
+		put_be64(b + 36, ws_max);	/* MAXIMUM WRITE SAME LENGTH */
 		break;
 	case 0xb1:		/* block device characteristics */
 		len = 64;
@@ -2390,9 +2528,9 @@ static size_t cdb_len_for(uint8_t op)
 static bool counted_fault(struct cmd *c)
 {
 	uint8_t op = c->r->cdb[0];
-	/* READ and WRITE of every size, for the io- faults */
+	/* READ and WRITE of every size, and WRITE SAME, for the io- faults */
 	bool io = op == 0x08 || op == 0x0a || op == 0x28 || op == 0x2a ||
-		  op == 0xa8 || op == 0xaa || op == 0x88 || op == 0x8a;
+		  op == 0xa8 || op == 0xaa || op == 0x88 || op == 0x8a || op == 0x93;
 
 	if (take_pending_ua(c->d) || fault_fires(c->d, F_UA, true, io)) {
 		check(c, KEY_UA, ASC_RESET);
@@ -2440,6 +2578,7 @@ static const char *op_name(uint8_t op)
 	case 0x8a: return "WRITE(16)";
 	case 0x8f: return "VERIFY(16)";
 	case 0x91: return "SYNCHRONIZE CACHE(16)";
+	case 0x93: return "WRITE SAME(16)";
 	case 0x9e: return "SERVICE ACTION IN(16)";
 	case 0xa0: return "REPORT LUNS";
 	case 0xa8: return "READ(12)";
@@ -2498,6 +2637,9 @@ static void dispatch(struct cmd *c)
 		break;
 	case 0x8f:
 		do_verify(c, (cdb[1] >> 1) & 3, get_be64(cdb + 2), get_be32(cdb + 10));
+		break;
+	case 0x93:
+		do_write_same(c, cdb);
 		break;
 	case 0x12:
 		do_inquiry(c, cdb);

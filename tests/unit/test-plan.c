@@ -909,6 +909,28 @@ static void test_nbd_any_byte(void **state)
 #endif
 
 #ifdef HAVE_SGUTILS
+/* sparse='s default grain on an sg output: 4096 bytes, or the block when
+ * larger, always whole blocks (WRITE SAME zeroes whole blocks): 4160 on
+ * a disk of 520-byte blocks */
+static void test_sg_sparse_grain_whole_blocks(void **state)
+{
+	static const unsigned int lbs[] = { 512, 4096, 8192, 520 };
+	static const size_t want[] = { 4096, 4096, 8192, 4160 };
+	struct pdd_opts o = opts();
+	struct pdd_dev in = regfile("in.img", false, 1 * MiB, false);
+	struct pdd_plan p;
+
+	(void)state;
+	o.engine = "auto";
+	for (size_t i = 0; i < sizeof(lbs) / sizeof(lbs[0]); i++) {
+		struct pdd_dev out = sgdev("/dev/sg2", true, lbs[i], 64 * MiB, 0);
+
+		o.bs = lbs[i];
+		assert_plan_ok(&o, &in, &out, &p);
+		assert_int_equal(p.sparse, want[i]);
+	}
+}
+
 /* bs= left out: the sg side's logical block */
 static void test_sg_bs_default(void **state)
 {
@@ -1326,6 +1348,7 @@ int main(void)
 		T(test_nbd_any_byte),
 #endif
 #ifdef HAVE_SGUTILS
+		T(test_sg_sparse_grain_whole_blocks),
 		T(test_sg_bs_default),
 		T(test_sg_max_xfer_exact),
 		T(test_sg_default_bpt_fits),

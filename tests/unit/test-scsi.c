@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Unit tests for scsi.c: READ and WRITE CDBs of every size byte by byte,
+ * WRITE SAME(16) (never UNMAP) and the sense that says a device lacks it,
  * the automatic raise of cdbsz= to a size that can carry the request, the
  * FUA and DPO bits, and sense data (fixed and descriptor format) turned
  * into pdd's error codes, the INFO field and the exit status; a whole
@@ -528,6 +529,43 @@ static void test_exit_status(void **state)
 	assert_false(pdd_err_is_scsi(-EIO));
 }
 
+/* WRITE SAME(16): opcode 93h, UNMAP, ANCHOR and NDOB 0, never 0 blocks
+ * (the whole rest of the medium on a device with WSNZ 0) */
+static void test_write_same16(void **state)
+{
+	uint8_t cdb[16];
+
+	(void)state;
+	memset(cdb, 0xee, sizeof(cdb));
+	assert_int_equal(pdd_scsi_write_same16_cdb(cdb, 0x0102030405060708ULL, 0x0a0b0c0d), 0);
+	assert_memory_equal(cdb, ((const uint8_t[]){ 0x93, 0, 1, 2, 3, 4, 5, 6, 7, 8,
+						   0x0a, 0x0b, 0x0c, 0x0d, 0, 0 }), 16);
+	assert_int_equal(pdd_scsi_write_same16_cdb(cdb, 5, 1), 0);
+	assert_memory_equal(cdb, ((const uint8_t[]){ 0x93, 0, 0, 0, 0, 0, 0, 0, 0, 5,
+						   0, 0, 0, 1, 0, 0 }), 16);
+	assert_int_equal(pdd_scsi_write_same16_cdb(cdb, 5, 0), -EINVAL);
+}
+
+/* a refusal of the command is ILLEGAL REQUEST 20h or 24h, in either
+ * sense format; other illegal requests and other keys are failures */
+static void test_refused(void **state)
+{
+	uint8_t s[32];
+
+	(void)state;
+	assert_true(pdd_scsi_refused(s, fixed_sense(s, 5, 0x20, 0, false, 0)));
+	assert_true(pdd_scsi_refused(s, fixed_sense(s, 5, 0x24, 0, false, 0)));
+	assert_false(pdd_scsi_refused(s, fixed_sense(s, 5, 0x21, 0, false, 0)));
+	assert_false(pdd_scsi_refused(s, fixed_sense(s, 3, 0x0c, 0, true, 7)));
+	assert_false(pdd_scsi_refused(s, fixed_sense(s, 6, 0x20, 0, false, 0)));
+	memset(s, 0, sizeof(s));
+	s[0] = 0x72;
+	s[1] = 5;
+	s[2] = 0x20;
+	assert_true(pdd_scsi_refused(s, 8));
+	assert_false(pdd_scsi_refused(s, 0));
+}
+
 static void test_strerror(void **state)
 {
 	(void)state;
@@ -561,6 +599,8 @@ int main(void)
 		cmocka_unit_test(test_again_counted_apart),
 		cmocka_unit_test(test_again_never),
 		cmocka_unit_test(test_exit_status),
+		cmocka_unit_test(test_write_same16),
+		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_strerror),
 	};
 
