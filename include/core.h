@@ -97,7 +97,8 @@ struct core {
 					 * none known) */
 	uint64_t skip_end;		/* end of the last run so skipped */
 	bool holes;			/* the input is a file whose holes are
-					 * not read (SEEK_DATA) */
+					 * not read (SEEK_DATA), or an NBD export
+					 * whose zero extents are not */
 };
 
 static inline struct slot *slot_of(struct core *c, uint64_t idx)

@@ -27,9 +27,9 @@ void core_sparse_setup(struct core *c)
 	c->grain = 0;
 	c->zero_from = UINT64_MAX;
 	/* an input file's holes are not read: its own descriptor only (the
-	 * shell's is left where it is) */
-	c->holes = c->p->sparse && c->in->kind == PDD_KIND_FILE && !c->in->stream &&
-		   c->in->std_fd < 0;
+	 * shell's is left where it is); nor an NBD export's zero extents */
+	c->holes = c->p->sparse && ((c->in->kind == PDD_KIND_FILE && !c->in->stream &&
+				     c->in->std_fd < 0) || c->in->kind == PDD_KIND_NBD);
 	if (!c->p->sparse || d->stream)
 		return;
 	switch (d->kind) {
@@ -44,6 +44,14 @@ void core_sparse_setup(struct core *c)
 		break;
 	case PDD_KIND_NBD:
 		c->zero_mode = 0;
+		/* a server without WRITE_ZEROES is known now: its zero runs
+		 * are written plainly from the start (said as a refusal of
+		 * the first would be), and skipped with oflag=zeroed */
+		if (!(d->flags & PDD_F_ZEROED) && !pdd_nbd_can_zero(d)) {
+			pdd_info(1, "'%s' cannot zero a range (%s): zero runs are written",
+				 d->name, strerror(EOPNOTSUPP));
+			return;
+		}
 		break;
 	default:		/* sg, raw, /dev/null: plain writes */
 		return;
@@ -120,11 +128,28 @@ bool core_sparse_zeroed(struct core *c, struct slot *s)
 	return true;
 }
 
+/* core_hole on an NBD input: from the server's zero extents.  Past the
+ * export's end the engine's short read ends the input; a server that
+ * cannot say is read in full from then on. */
+static ssize_t nbd_hole(struct core *c, uint64_t off, size_t len)
+{
+	uint64_t size = c->in->size, want, zero;
+
+	if (off >= size)
+		return -1;
+	want = len < size - off ? len : size - off;
+	if (pdd_nbd_zero_extent(c->in, off, want, &zero)) {
+		c->holes = false;
+		return -1;
+	}
+	return zero >= want ? (ssize_t)want : -1;
+}
+
 /*
  * A read of len bytes at input offset off that lies wholly in a hole of
- * the input file: how many bytes it would give (len, or to the end of the
- * file), which read as zeros; -1 when it holds data, or when the file
- * system cannot say.
+ * the input file (or a zero extent of an NBD input): how many bytes it
+ * would give (len, or to the end of the file), which read as zeros; -1
+ * when it holds data, or when the file system cannot say.
  */
 ssize_t core_hole(struct core *c, uint64_t off, size_t len)
 {
@@ -133,6 +158,8 @@ ssize_t core_hole(struct core *c, uint64_t off, size_t len)
 
 	if (!c->holes)
 		return -1;
+	if (c->in->kind == PDD_KIND_NBD)
+		return nbd_hole(c, off, len);
 	data = lseek(c->in->fd, (off_t)off, SEEK_DATA);
 	if (data < 0 && errno == ENXIO)		/* no data from off on */
 		return off >= size ? 0 : (ssize_t)(len < size - off ? len : size - off);
