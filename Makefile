@@ -58,7 +58,7 @@ endif
 HAVE_LIBNBD := $(shell pkg-config --exists libnbd 2>/dev/null && echo y)
 ifeq ($(HAVE_LIBNBD),y)
 ALL_CFLAGS += -DHAVE_LIBNBD $(shell pkg-config --cflags libnbd)
-NBD_SRCS = src/nbd-side.c src/engines/nbd.c
+NBD_SRCS = src/nbd-side.c src/nbd-extents.c src/engines/nbd.c
 LDLIBS += $(shell pkg-config --libs libnbd)
 else
 no_libnbd = @echo "pdd: libnbd-dev not found: NBD sides are built without it" >&2

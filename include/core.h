@@ -98,7 +98,8 @@ struct core {
 					 * none known) */
 	uint64_t skip_end;		/* end of the last run so skipped */
 	bool holes;			/* the input is a file whose holes are
-					 * not read (SEEK_DATA) */
+					 * not read (SEEK_DATA), or an NBD export
+					 * whose zero extents are not */
 	uint64_t cut;			/* transfers are cut in these where data
 					 * and holes meet (0: not cut) */
 	uint64_t seg_start, seg_end;	/* what the input holds there: */

@@ -12,6 +12,7 @@
 #ifndef PDD_H
 #define PDD_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -251,6 +252,9 @@ bool pdd_nbd_uri(const char *path);
 int pdd_nbd_open(struct pdd_dev *d);
 #ifdef HAVE_LIBNBD
 int pdd_nbd_connect(struct pdd_dev *d, unsigned int want);
+bool pdd_nbd_can_zero(const struct pdd_dev *d);
+int pdd_nbd_extent(struct pdd_dev *d, uint64_t off, uint64_t max, uint64_t *len,
+		   bool *zero);
 #else
 /* without libnbd no side is an NBD export (open.c refuses the URI) */
 static inline int pdd_nbd_connect(struct pdd_dev *d, unsigned int want)
@@ -258,6 +262,21 @@ static inline int pdd_nbd_connect(struct pdd_dev *d, unsigned int want)
 	(void)d;
 	(void)want;
 	return 0;
+}
+static inline bool pdd_nbd_can_zero(const struct pdd_dev *d)
+{
+	(void)d;
+	return false;
+}
+static inline int pdd_nbd_extent(struct pdd_dev *d, uint64_t off, uint64_t max,
+				 uint64_t *len, bool *zero)
+{
+	(void)d;
+	(void)off;
+	(void)max;
+	*len = 0;
+	*zero = false;
+	return -ENOTSUP;
 }
 #endif
 void pdd_nbd_close(struct pdd_dev *d);

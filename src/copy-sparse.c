@@ -46,6 +46,15 @@ void core_sparse_setup(struct core *c)
 	case PDD_KIND_SG:	/* WRITE SAME(16); zero_mode means nothing */
 		c->zero_mode = 0;
 		c->zero_unit = d->lbs;
+		/* a server without WRITE_ZEROES is known now: its zero runs
+		 * are written plainly from the start (said as a refusal of
+		 * the first would be), and skipped with oflag=zeroed */
+		if (d->kind == PDD_KIND_NBD && !(d->flags & PDD_F_ZEROED) &&
+		    !pdd_nbd_can_zero(d)) {
+			pdd_info(1, "'%s' cannot zero a range (%s): zero runs are written",
+				 d->name, strerror(EOPNOTSUPP));
+			return;
+		}
 		break;
 	default:		/* raw, /dev/null: plain writes */
 		goto plain;
@@ -161,7 +170,7 @@ static uint64_t side_unit(const struct pdd_dev *d)
 /*
  * Before the first transfer: whether the input's holes can be skipped
  * (a regular file of its own, not the shell's descriptor, which is left
- * where it is), and the unit transfers are cut in where data and holes
+ * where it is; an NBD export's zero extents), and the unit transfers are cut in where data and holes
  * meet: whole grains of the output and whole units of both sides, so
  * that a cut transfer is as aligned as any other.  A unit larger than a
  * transfer cuts nothing; holes that cover whole transfers still count.
@@ -171,20 +180,31 @@ void core_holes_setup(struct core *c)
 	uint64_t cut = lcm(lcm(c->p->sparse ? c->p->sparse : 1, side_unit(c->in)),
 			   side_unit(c->out));
 
-	c->holes = c->p->sparse && c->in->kind == PDD_KIND_FILE && !c->in->stream &&
-		   c->in->std_fd < 0;
+	c->holes = c->p->sparse && ((c->in->kind == PDD_KIND_FILE && !c->in->stream &&
+				     c->in->std_fd < 0) || c->in->kind == PDD_KIND_NBD);
 	c->cut = cut <= c->p->xfer ? cut : 0;
 	c->seg_start = c->seg_end = 0;
 }
 
 /* What the input holds from off: data or a hole, up to c->seg_end.
- * Returns 0, or -1 when the file system cannot say. */
+ * Returns 0, or -1 when the file system (the server) cannot say. */
 static int layout(struct core *c, uint64_t off)
 {
 	int fd = c->in->fd;
-	off_t data = lseek(fd, (off_t)off, SEEK_DATA), hole;
+	off_t data, hole;
+	uint64_t len;
 
 	c->seg_start = off;
+	if (c->in->kind == PDD_KIND_NBD) {
+		/* its zero extents, a transfer's worth at a time: the server
+		 * is asked again only for a run that may go on past what it
+		 * said and is shorter than that */
+		if (pdd_nbd_extent(c->in, off, c->p->xfer, &len, &c->seg_hole) || !len)
+			return -1;
+		c->seg_end = off + len;
+		return 0;
+	}
+	data = lseek(fd, (off_t)off, SEEK_DATA);
 	if (data < 0 && errno == ENXIO) {	/* no data from off on */
 		c->seg_hole = true;
 		c->seg_end = c->in->size > off ? c->in->size : off;

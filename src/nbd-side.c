@@ -91,6 +91,12 @@ static int connect_one(struct pdd_dev *d)
 	/* a URI's query may name a local file (tls-psk-file=, tls-certificates=):
 	 * allowed, as the user gave it */
 	nbd_set_uri_allow_local_file(h, true);
+	/* an input's first connection asks for the export's zero extents,
+	 * which a sparse= copy does not read (nbd-extents.c); a server that
+	 * has none simply agrees to nothing */
+	if (c->n == 1 && !d->output &&
+	    nbd_add_meta_context(h, LIBNBD_CONTEXT_BASE_ALLOCATION) == -1)
+		return nbd_fail(d, "connect to");
 	if (nbd_aio_connect_uri(h, d->path) == -1)
 		return nbd_fail(d, "connect to");
 	while (nbd_aio_is_connecting(h)) {
@@ -154,6 +160,7 @@ int pdd_nbd_open(struct pdd_dev *d)
 		d->max_xfer = 64 * 1024 * 1024;
 	d->size = (uint64_t)size;
 	d->size_known = d->seekable = true;
+	pdd_nbd_extents_setup(d);
 	if (d->output && nbd_is_read_only(h) == 1) {
 		pdd_error("'%s' is a read-only export: it cannot be the output", d->name);
 		return -EROFS;
@@ -200,8 +207,15 @@ void pdd_nbd_close(struct pdd_dev *d)
 			nbd_aio_disconnect(c->h[i], 0);
 		nbd_close(c->h[i]);
 	}
+	free(c->runs);
 	free(c);
 	d->nbd = NULL;
+}
+
+/* Zero extents to be had (BLOCK_STATUS in base:allocation)? */
+static int can_extents(struct nbd_handle *h)
+{
+	return nbd_can_meta_context(h, LIBNBD_CONTEXT_BASE_ALLOCATION);
 }
 
 /* The dry run's lines on the export: its name, the server's block sizes,
@@ -218,6 +232,7 @@ void pdd_nbd_describe(FILE *f, const struct pdd_dev *d)
 		{ nbd_is_read_only, "read-only" }, { nbd_can_multi_conn, "multi-conn" },
 		{ nbd_can_flush, "flush" }, { nbd_can_fua, "FUA" }, { nbd_can_zero, "zero" },
 		{ nbd_can_fast_zero, "fast zero" }, { nbd_can_trim, "trim" },
+		{ can_extents, "base:allocation" },
 	};
 	const char *sep = "";
 

@@ -308,7 +308,7 @@ serve one --filter=multi-conn file "$T/mdisk" multi-conn-mode=disable
 nbdinfo "$(uri one)" | grep -qx $'\tcan_multi_conn: false' || fail "the multi-conn filter did not turn it off"
 "$PDD" if="$(uri one)" of="$T/new" --dry-run >"$T/plan" 2>&1 || fail "dry run: $(cat "$T/plan")"
 grep -qx "          logical block 512, physical block 4096, largest transfer 33554432, 1 connection" "$T/plan" &&
-	grep -qx "          export '', flush, FUA, zero, trim" "$T/plan" || fail "dry run without multi-conn: $(cat "$T/plan")"
+	grep -qx "          export '', flush, FUA, zero, trim, base:allocation" "$T/plan" || fail "dry run without multi-conn: $(cat "$T/plan")"
 rm -f "$T/out"
 run_pdd if="$(uri one)" of="$T/out" conns=4
 expect_rc 0

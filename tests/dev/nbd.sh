@@ -22,7 +22,7 @@ grep -qxF "  input   '$(uri a)': NBD export, $((8 * MiB)) bytes (8.4 MB, 8.0 MiB
 	fail "dry run: the export's line: $(cat "$T/plan")"
 grep -qx "          logical block 512, physical block 4096, largest transfer 33554432, 2 connections" "$T/plan" ||
 	fail "dry run: the block sizes: $(cat "$T/plan")"
-grep -qx "          export '', multi-conn, flush, FUA, zero, trim" "$T/plan" ||
+grep -qx "          export '', multi-conn, flush, FUA, zero, trim, base:allocation" "$T/plan" ||
 	fail "dry run: what the export can do: $(cat "$T/plan")"
 grep -q "^  using   engine=nbd for the input and uring for the output, " "$T/plan" ||
 	fail "dry run: the engines: $(cat "$T/plan")"
@@ -49,7 +49,7 @@ cmp -s -n $((5 * 4096)) "$T/src" "$T/disk" || fail "bytes before seek= changed"
 serve_tcp tcp file "$T/disk"
 "$PDD" if="nbd://127.0.0.1:$port/sdb" of="$T/out" --dry-run >"$T/plan" 2>"$T/err" ||
 	fail "dry run over TCP failed: $(cat "$T/err")"
-grep -qx "          export 'sdb', multi-conn, flush, FUA, zero, trim" "$T/plan" ||
+grep -qx "          export 'sdb', multi-conn, flush, FUA, zero, trim, base:allocation" "$T/plan" ||
 	fail "dry run over TCP: the export: $(cat "$T/plan")"
 run_pdd if="nbd://127.0.0.1:$port/sdb" of="$T/out3"
 expect_rc 0
