@@ -2,8 +2,9 @@
 /*
  * The copy core's own state, shared by the files it is cut into:
  * copy.c (the loop: reads, the write order, retiring, setup and the
- * end), coe.c (reading around unreadable blocks, and reporting them as
- * they are written), copy-map.c (what the copy does for map=) and
+ * end), copy-end.c (how a copy that stops is cut), coe.c (reading
+ * around unreadable blocks, and reporting them as they are written),
+ * copy-map.c (what the copy does for map=) and
  * copy-report.c (what it says when it ends).  Not for anything outside
  * the core.
  */
@@ -129,6 +130,13 @@ void core_fail(struct core *c, uint64_t idx, enum pdd_op op, uint64_t off,
 	       size_t len, int err);
 void core_submit_io(struct core *c, uint64_t idx, enum pdd_op op);
 void core_submit_part(struct core *c, uint64_t idx, enum pdd_op op, size_t len);
+void core_retire_slot(struct core *c, uint64_t idx);
+
+/* copy-end.c */
+void core_cut_write(struct core *c, uint64_t idx, size_t put);
+void core_partial_done(struct core *c);
+void core_note_death(struct core *c);
+void core_cut_by_death(struct core *c);
 
 /* copy-sparse.c */
 void core_sparse_setup(struct core *c);

@@ -21,7 +21,8 @@
  * written transfer is marked finished in it, but only after the output
  * has been flushed, so that a saved map never claims more than the
  * output really holds (copy-map.c).  What the copy says when it ends is
- * in copy-report.c.  The state they all share is in core.h.
+ * in copy-report.c, and how a copy that stops is cut in copy-end.c.  The
+ * state they all share is in core.h.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -163,7 +164,7 @@ void *core_grow(void *array, size_t n, size_t *cap, size_t size)
  * transfer that reached coe_limit= is where the copy stops, now that it
  * is written: that is its error, a write error of its own being the
  * truer one. */
-static void retire_slot(struct core *c, uint64_t idx)
+void core_retire_slot(struct core *c, uint64_t idx)
 {
 	struct slot *s = slot_of(c, idx);
 
@@ -188,75 +189,7 @@ static void retire(struct core *c, uint64_t idx)
 	/* the sequencer frees slots behind the done mark, but nothing reuses
 	 * them before the next read starts, so their lengths are still here */
 	while (c->retired < pdd_seq_done(&c->seq))
-		retire_slot(c, c->retired++);
-}
-
-/* Transfer idx's write stops for good after put bytes of it: when
- * everything below it is written, those count too (partial_done). */
-static void cut_write(struct core *c, uint64_t idx, size_t put)
-{
-	if (put && idx < c->part_idx) {
-		c->part_idx = idx;
-		c->part_put = put;
-	}
-}
-
-/* After the loop has drained: the lowest failed write moved some bytes
- * before it failed (a short write that ended at the device's end, or
- * at a bad block).  When everything below it is written, those bytes
- * are copied too, and count in the done mark and the records out. */
-static void partial_done(struct core *c)
-{
-	struct slot *s = slot_of(c, c->part_idx);
-
-	if (c->part_idx == UINT64_MAX || pdd_seq_done(&c->seq) != c->part_idx)
-		return;
-	/* the transfer, cut where its write stopped: zero-filled blocks
-	 * past that were not written, and those before it were */
-	s->got = c->part_put;
-	while (s->nbad && s->bad[s->nbad - 1] >= in_start(c, s) + s->got)
-		s->nbad--;
-	if (c->part_idx == c->limit_idx && s->got < s->len)
-		c->limit_idx = UINT64_MAX;	/* the limit's block is not written */
-	retire_slot(c, c->part_idx);
-}
-
-/*
- * An engine died (drive.c): nothing more starts, and the copy stops at
- * the lowest transfer it loses.  Once the output's engine is dead no
- * write comes back, so that is the lowest not yet written; otherwise
- * (the input's engine, or poll() itself failed) the writes already
- * issued may still finish, and it is the lowest whose write was not.
- * Like any error it gives way to one of a lower transfer (core_record),
- * and an error of a higher one gives way to it, even one seen before:
- * the copy stops where the death stopped it.  Noted before the first
- * request the other side hands back after the death, so that an error
- * that request brings, of a transfer the death already lost, does not
- * take its place.
- */
-static void note_death(struct core *c)
-{
-	const struct pdd_drive *d = &c->drv;
-
-	if (!d->err || c->death_noted)
-		return;
-	c->death_noted = true;
-	core_fail(c, d->dead[PDD_OUT] ? pdd_seq_done(&c->seq) : pdd_seq_to_write(&c->seq),
-		  PDD_OP_NONE, 0, 0, d->err);
-}
-
-/* An engine died: nothing more starts, so the rest of a write cut short
- * (to be written again from where it stopped) was lost with the output's
- * engine, or never started.  When that is the lowest transfer not yet
- * written, what its write did move counts as a failed write's does
- * (partial_done). */
-static void cut_by_death(struct core *c)
-{
-	uint64_t idx = pdd_seq_done(&c->seq);
-	struct slot *s = slot_of(c, idx);
-
-	if (idx < pdd_seq_to_write(&c->seq) && s->put < s->got)
-		cut_write(c, idx, s->put);
+		core_retire_slot(c, c->retired++);
 }
 
 /*
@@ -353,7 +286,7 @@ static void write_done(struct core *c, struct slot *s)
 		 * wrote before (the rest of a short write was given up) is
 		 * written, as after a write error */
 		pdd_seq_stop_at(&c->seq, idx);
-		cut_write(c, idx, s->put);
+		core_cut_write(c, idx, s->put);
 		return;
 	}
 	if (s->rq.op == PDD_OP_ZERO && !core_sparse_zeroed(c, s)) {
@@ -366,8 +299,8 @@ static void write_done(struct core *c, struct slot *s)
 	if (s->rq.res <= 0) {
 		/* a write that moves nothing would move nothing again; the
 		 * device may have named the block that failed.  What this
-		 * transfer wrote before is written (partial_done). */
-		cut_write(c, idx, s->put);
+		 * transfer wrote before is written (core_partial_done). */
+		core_cut_write(c, idx, s->put);
 		core_fail(c, idx, PDD_OP_WRITE,
 			  s->rq.bad_off != UINT64_MAX ? s->rq.bad_off : s->rq.off, s->rq.len,
 			  s->rq.res ? (int)s->rq.res : -ENOSPC);
@@ -470,7 +403,7 @@ static void on_done(void *ctx, struct pdd_req *rq)
 	struct core *c = ctx;
 	struct slot *s = (struct slot *)rq;	/* rq is first */
 
-	note_death(c);
+	core_note_death(c);
 	if (rq->op == PDD_OP_READ) {
 		c->reads--;
 		read_done(c, s);
@@ -587,10 +520,10 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 	pdd_progress_end();
 	r->recovered = c.drv.eng[PDD_IN].recovered + c.drv.eng[PDD_OUT].recovered;
 	if (err) {
-		note_death(&c);
-		cut_by_death(&c);
+		core_note_death(&c);
+		core_cut_by_death(&c);
 	}
-	partial_done(&c);
+	core_partial_done(&c);
 	core_sparse_end(&c, true);	/* a failure is recorded in r */
 	if (map)		/* flushes the output first */
 		core_save_map(&c, !r->err && !r->signal);

@@ -92,9 +92,9 @@ void fk_check_map_durable(struct fk_world *w, const struct pdd_map *m,
  * only after every lower transfer's was).  At the device that means:
  * the first write of each transfer is for the transfer one above the
  * last one started, and starts at or past where that one ends; any
- * later write of a transfer (the rest after a short write) starts
- * exactly where its previous write ended, and only once that one is
- * back. */
+ * later write of a transfer (the rest after a short write, or its next
+ * run of data or zeros under sparse=) starts exactly where its previous
+ * write ended, and only once that one is back. */
 void fk_check_write_order(struct fk_world *w, const struct pdd_req *rq)
 {
 	struct fk_xfer *t = &w->xf[rq->idx];
@@ -118,10 +118,15 @@ void fk_check_write_order(struct fk_world *w, const struct pdd_req *rq)
 		w->st.resumed_writes++;
 		if (t->busy)
 			fk_violation(w, "two writes of transfer %" PRIu64 " in flight", rq->idx);
-		else if (rq->off != t->next || rq->off + rq->len != t->end)
+		else if (rq->off != t->next)
 			fk_violation(w, "write of transfer %" PRIu64 " resumes at %" PRIu64 "+%zu; "
 				     "its earlier writes reached %" PRIu64 " of %" PRIu64,
 				     rq->idx, rq->off, rq->len, t->next, t->end);
+		/* sparse= writes a transfer in runs, each a request */
+		if (rq->off + rq->len > t->end)
+			t->end = rq->off + rq->len;
+		if (rq->idx == w->last_idx && t->end > w->last_end)
+			w->last_end = t->end;
 	}
 	t->busy = true;
 }
@@ -137,8 +142,8 @@ bool fk_check_request(struct fk_world *w, const struct pdd_engine *e, bool outpu
 	uint64_t hi = lo + (output ? w->data_rel : w->total);
 	const char *b = rq->buf, *base;
 
-	if ((rq->op == PDD_OP_WRITE) != output) {
-		fk_violation(w, "a %s handed to the %s engine", rq->op == PDD_OP_WRITE ?
+	if ((rq->op != PDD_OP_READ) != output) {
+		fk_violation(w, "a %s handed to the %s engine", rq->op != PDD_OP_READ ?
 			     "write" : "read", output ? "output" : "input");
 		return false;
 	}
@@ -221,7 +226,7 @@ void fk_check_started(struct fk_world *w, bool output, const struct pdd_req *rq)
  * counts, as after a write error). */
 void fk_note_cancelled(struct fk_world *w, const struct pdd_req *rq)
 {
-	bool wr = rq->op == PDD_OP_WRITE;
+	bool wr = rq->op != PDD_OP_READ;	/* a write, or a zeroing */
 	uint64_t rel = rq->off - (wr ? w->out_off : w->in_off);
 
 	if (!wr && rq->idx < w->nxf && w->xf[rq->idx].read)
@@ -245,7 +250,7 @@ void fk_check_back(struct fk_world *w, const struct pdd_req *rq)
 	w->cancel.back++;
 	if (!w->cancel.calls)
 		fk_violation(w, "the %s of transfer %" PRIu64 " came back cancelled, and no "
-			     "engine was asked to cancel", rq->op == PDD_OP_WRITE ? "write" : "read",
+			     "engine was asked to cancel", rq->op != PDD_OP_READ ? "write" : "read",
 			     rq->idx);
 	fk_note_cancelled(w, rq);
 }

@@ -257,6 +257,7 @@ static void do_write(struct fk_world *w, struct pdd_req *rq)
 {
 	uint64_t rel = rq->off - w->out_off, n = rq->len;
 	struct fk_xfer *t = &w->xf[rq->idx];
+	bool zero = rq->op == PDD_OP_ZERO;	/* no buffer: zeros */
 
 	t->busy = false;
 	if (w->bad_write >= rq->off && w->bad_write < rq->off + rq->len) {
@@ -273,15 +274,25 @@ static void do_write(struct fk_world *w, struct pdd_req *rq)
 	}
 	/* what the core writes is what the input holds, or zeros for a
 	 * block coe=1 could not read; each byte once, and never a byte an
-	 * earlier run copied (the map's pieces leave those out) */
-	if (memcmp(rq->buf, w->expect + rel, n)) {
-		uint64_t j = 0;
-
-		while (((const unsigned char *)rq->buf)[j] == w->expect[rel + j])
-			j++;
-		fk_violation(w, "output byte %" PRIu64 " is written with data that is "
-			     "neither the input's nor coe's zeros", rq->off + j);
+	 * earlier run copied (the map's pieces leave those out).  A range
+	 * zeroed (sparse=) must be zeros in the input too; an output that
+	 * cannot zero (p_nozero) refuses before doing anything. */
+	if (zero && fk_chance(&w->rng, w->p_nozero)) {
+		rq->res = -EOPNOTSUPP;
+		w->st.nozero++;
+		return;
 	}
+	for (uint64_t j = 0; j < n; j++) {
+		unsigned char b = zero ? 0 : ((const unsigned char *)rq->buf)[j];
+
+		if (b != w->expect[rel + j]) {
+			fk_violation(w, "output byte %" PRIu64 " is %s with data that is "
+				     "neither the input's nor coe's zeros", rq->off + j,
+				     zero ? "zeroed" : "written");
+			break;
+		}
+	}
+	w->st.zeroed += zero ? n : 0;
 	for (uint64_t j = 0; j < n; j++) {
 		if (w->written[rel + j] != FK_UNWRITTEN) {
 			fk_violation(w, "output byte %" PRIu64 " written again (%s)", rq->off + j,
@@ -291,7 +302,10 @@ static void do_write(struct fk_world *w, struct pdd_req *rq)
 		}
 		w->written[rel + j] = FK_WRITTEN;
 	}
-	memcpy(w->out + rq->off, rq->buf, n);
+	if (zero)
+		memset(w->out + rq->off, 0, n);
+	else
+		memcpy(w->out + rq->off, rq->buf, n);
 	while (w->wp < w->data_rel && w->written[w->wp])
 		w->wp++;
 	t->next = rq->off + n;

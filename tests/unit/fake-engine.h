@@ -106,6 +106,7 @@ struct fk_world {
 	 * devices silent, and then nothing comes back and each reap moves
 	 * the clock on a second, until the driver calls cancel() */
 	unsigned int p_silent;		/* per reap from stop_at on */
+	unsigned int p_nozero;		/* a zeroing (sparse=) is refused */
 	unsigned int p_queued;		/* a request taken waits in the engine,
 					 * not yet on the device: cancel() hands
 					 * it back */
@@ -162,6 +163,7 @@ struct fk_world {
 	struct fk_stats {
 		uint64_t busy, shorts, late, timeouts, eio_reads, eio_writes;
 		uint64_t saves_mid, flush_fails, resumed_writes;
+		uint64_t zeroed, nozero;	/* bytes zeroed (sparse=), refusals */
 		uint64_t deaths[2];	/* engines failed as a whole, per side */
 		uint64_t abandoned;	/* requests a dead engine kept */
 		uint64_t drained;	/* requests the live side handed back

@@ -230,6 +230,40 @@ static void draw_cancel(struct sched *s, unsigned long long seed)
 		s->nbad = w->nbad = 0;
 }
 
+/*
+ * sparse=: the grain (0 now and then: off), and whether the output
+ * refuses to zero, always or now and then; drawn from a generator of its
+ * own, as the deaths are.  The fake's output is a file without a
+ * descriptor, so the core zeroes every run of zeros (PDD_OP_ZERO), and
+ * its input's holes are not looked for (lseek fails).
+ */
+static void draw_sparse(struct sched *s, unsigned long long seed)
+{
+	struct fk_rng g;
+
+	fk_seed(&g, seed ^ 0x5ba25e0f11e5ULL);
+	s->o.sparse_given = true;
+	s->o.sparse = fk_chance(&g, 25) ? 0 : pick(&g, (const uint64_t[]){ 512, 1024, 4096 }, 3);
+	s->w.p_nozero = (unsigned int)pick(&g, (const uint64_t[]){ 0, 0, 0, 20, 100 }, 5);
+}
+
+/* Runs of zeros in the input for sparse= to find: a few, of any length
+ * and place (across transfers and blocks); again a generator of its own. */
+static void draw_islands(struct sched *s, unsigned long long seed)
+{
+	struct fk_world *w = &s->w;
+	struct fk_rng g;
+	unsigned int n;
+
+	fk_seed(&g, seed ^ 0x15a1a4d5ULL);
+	n = w->in_size && fk_chance(&g, 70) ? 1 + (unsigned int)fk_below(&g, 6) : 0;
+	while (n--) {
+		uint64_t at = fk_below(&g, w->in_size), len = 1 + fk_below(&g, 3 * 4096);
+
+		memset(w->in + at, 0, len < w->in_size - at ? len : w->in_size - at);
+	}
+}
+
 int sched_setup(struct sched *s, unsigned long long seed)
 {
 	struct fk_world *w = &s->w;
@@ -249,9 +283,7 @@ int sched_setup(struct sched *s, unsigned long long seed)
 	s->o.sync = fk_chance(&g, 50);
 	s->o.map = fk_chance(&g, 50) ? map_path : NULL;
 	s->o.map_interval = 1;
-	/* zero runs are not modelled by the fake engine yet (issue 14, wip) */
-	s->o.sparse = 0;
-	s->o.sparse_given = true;
+	draw_sparse(s, seed);
 	if (pdd_plan_make(&s->o, &s->in, &s->out, &s->p))
 		return -EINVAL;
 	s->p.ops[0] = s->p.ops[1] = &fk_ops;
@@ -281,6 +313,7 @@ int sched_setup(struct sched *s, unsigned long long seed)
 		w->in[i] = (unsigned char)fk_next(&w->rng);
 	for (uint64_t i = 0; i < w->out_size; i++)	/* not the input's */
 		w->out[i] = (unsigned char)fk_next(&w->rng);
+	draw_islands(s, seed);
 	draw_world(s, &w->rng);
 	draw_death(s, seed);
 	draw_bad(s, &w->rng, data_rel);

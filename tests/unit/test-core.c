@@ -323,6 +323,10 @@ static void check_outcome(struct sched *s, int err)
 	      r->done, w->wp);
 	CHECK(s->resume || r->done == w->wp, "the done mark %" PRIu64 " stops below %" PRIu64
 	      ", and every byte below that is written", r->done, w->wp);
+	/* sparse=: counted once under the done mark, never more than zeroed */
+	CHECK(r->zero_bytes <= w->st.zeroed && r->zero_bytes <= r->out_bytes,
+	      "%" PRIu64 " bytes counted zeroed, %" PRIu64 " were, of %" PRIu64 " out",
+	      r->zero_bytes, w->st.zeroed, r->out_bytes);
 	CHECK(!memcmp(w->out + w->out_off, s->expect, r->done),
 	      "the output below the done mark is not the input");
 	for (uint64_t rel = 0; rel < r->done; rel++)
@@ -516,6 +520,8 @@ static void test_core_schedules(void **state)
 		      (unsigned long long)total_st.resumed_writes,
 		      (unsigned long long)total_st.saves_mid,
 		      (unsigned long long)total_st.flush_fails);
+	print_message("sparse=: %llu bytes zeroed, %llu zeroings refused\n",
+		      (unsigned long long)total_st.zeroed, (unsigned long long)total_st.nozero);
 	print_message("engines died: %llu input, %llu output; said so %llu and %llu times, "
 		      "%llu times a lower error of the copy's own was said; %llu requests kept "
 		      "by a dead engine, %llu handed back by the other after, %llu reaps of a dead "
@@ -539,6 +545,7 @@ static void test_core_schedules(void **state)
 		assert_true(n_coe_runs && n_resumed && n_eof && n_stopped && n_limit);
 		assert_true(n_err_runs[PDD_OP_READ] && n_err_runs[PDD_OP_WRITE] &&
 			    n_err_runs[PDD_OP_FLUSH]);
+		assert_true(total_st.zeroed && total_st.nozero);
 		assert_true(total_st.busy && total_st.shorts && total_st.late &&
 			    total_st.timeouts && total_st.resumed_writes && total_st.saves_mid);
 		assert_true(n_died_said[PDD_IN] && n_died_said[PDD_OUT] && total_st.abandoned &&
