@@ -20,9 +20,15 @@
 #   nbdcopy   nbdcopy IN OUT              (local files and devices)
 #   qemu-img  qemu-img convert -n -f raw -O raw IN OUT (img-img without -n)
 #   pdd       pdd if=IN of=OUT bs=1M      (its defaults: sparse=4096)
+#   read      pdd if=IN of=/dev/null bs=1M (img-zdev: the time of reading
+#             the input, which a copy with oflag=zeroed should take)
+# Every copy is timed to its data on stable storage: pdd flushes before it
+# exits (sync=1), the others are followed by sync -d OUT.  The page cache
+# is dropped before each copy.
 # interleaved, RUNS rounds, the order rotated; each tool's first copy is
-# checked with cmp.  The table gives medians (seconds, and the ratio of
-# the fastest other tool's time to pdd's: above 1, pdd is faster).
+# checked with cmp.  The table gives medians (seconds), the ratio of the
+# fastest other tool's time to pdd's and of dd's to pdd's (above 1, pdd is
+# faster), and pdd's time over the time of reading the input.
 #
 #   scripts/bench-sparse.sh                  # as root, after make
 #   SIZE_MIB=1024 RUNS=3 scripts/bench-sparse.sh
@@ -39,7 +45,7 @@ OUT=${OUT:-results/bench-sparse-$(date +%Y%m%d-%H%M%S)}
 PDD=${PDD:-./pdd}
 
 die() { echo "bench-sparse.sh: $*" >&2; exit 1; }
-[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
+[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
 [[ $(id -u) == 0 ]] || die "must run as root (loop devices)"
 for c in dd cp nbdcopy qemu-img losetup blkdiscard cmp bc; do
 	command -v "$c" >/dev/null || die "'$c' not found (scripts/install-deps.sh installs it)"
@@ -78,8 +84,9 @@ loops+=("$DST")
 echo "pair,tool,run,secs" >"$OUT/runs.csv"
 tools_for() {
 	case $1 in
-	img-img) echo "dd cp nbdcopy qemu-img pdd" ;;
-	*)       echo "dd nbdcopy qemu-img pdd" ;;
+	img-img)  echo "dd cp nbdcopy qemu-img pdd" ;;
+	img-zdev) echo "dd nbdcopy qemu-img pdd read" ;;
+	*)        echo "dd nbdcopy qemu-img pdd" ;;
 	esac
 }
 # prepare PAIR: the output as the pair wants it before a copy
@@ -105,6 +112,7 @@ cmd_for() {	# cmd_for PAIR TOOL: the command in CMD
 		  [[ $1 == img-img ]] || CMD=(qemu-img convert -n -f raw -O raw "$in" "$out") ;;
 	pdd)      CMD=("$PDD" if="$in" of="$out" bs=1M status=none)
 		  [[ $1 == img-zdev ]] && CMD+=(oflag=zeroed) ;;
+	read)     CMD=("$PDD" if="$in" of=/dev/null bs=1M status=none) ;;
 	esac
 	OUTP=$out
 }
@@ -116,6 +124,9 @@ run() {	# run PAIR TOOL RUN
 	cmd_for "$1" "$2"
 	t0=$EPOCHREALTIME
 	"${CMD[@]}" >"$OUT/logs/$1-$2-$3.log" 2>&1 || die "$2 failed ($1): see $OUT/logs/$1-$2-$3.log"
+	# pdd flushes the output before it exits (sync=1): the others are
+	# timed to the same point
+	[[ $2 == pdd || $2 == read ]] || sync -d "$OUTP"
 	t1=$EPOCHREALTIME
 	echo "$1,$2,$3,$(echo "$t1 - $t0" | bc -l)" >>"$OUT/runs.csv"
 }
@@ -124,6 +135,7 @@ for pair in $PAIRS; do
 	read -r -a T <<<"$(tools_for "$pair")"
 	for t in "${T[@]}"; do
 		run "$pair" "$t" 0
+		[[ $t == read ]] && continue
 		cmp -s -n "$size" "$IMG" "$OUTP" || die "$t copied wrongly ($pair)"
 	done
 	for r in $(seq "$RUNS"); do
@@ -138,9 +150,12 @@ awk -F, 'NR > 1 && $3 > 0 { k = $1 "," $2; n[k]++; v[k, n[k]] = $4 }
 function med(k,   i, j, t, a, c) { c = n[k]; for (i = 1; i <= c; i++) a[i] = v[k, i]
 	for (i = 1; i <= c; i++) for (j = i + 1; j <= c; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
 	return c % 2 ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2 }
-END { for (k in n) { m[k] = med(k); split(k, f, ","); if (f[2] != "pdd" && (!(f[1] in best) || m[k] < best[f[1]])) best[f[1]] = m[k] }
-	print "pair,tool,secs,best_other_over_pdd"
-	for (k in n) { split(k, f, ","); printf "%s,%s,%.3f,%s\n", f[1], f[2], m[k], f[2] == "pdd" ? sprintf("%.2f", best[f[1]] / m[k]) : "" } }' \
+END { for (k in n) { m[k] = med(k); split(k, f, ","); if (f[2] != "pdd" && f[2] != "read" && (!(f[1] in best) || m[k] < best[f[1]])) best[f[1]] = m[k] }
+	print "pair,tool,secs,best_other_over_pdd,dd_over_pdd,pdd_over_read"
+	for (k in n) { split(k, f, ","); p = f[2] == "pdd"
+		printf "%s,%s,%.3f,%s,%s,%s\n", f[1], f[2], m[k], p ? sprintf("%.2f", best[f[1]] / m[k]) : "",
+			p && ((f[1] ",dd") in m) ? sprintf("%.2f", m[f[1] ",dd"] / m[k]) : "",
+			p && ((f[1] ",read") in m) ? sprintf("%.2f", m[k] / m[f[1] ",read"]) : "" } }' \
 	"$OUT/runs.csv" | { IFS= read -r h; echo "$h"; sort; } >"$OUT/summary.csv"
 {
 	echo "sparse copies: $SIZE_MIB MiB image, ~$DATA_PCT% data, $RUNS rounds, medians (s)"
