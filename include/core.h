@@ -32,6 +32,7 @@ struct slot {
 					 * zeros, not yet in buf (sparse=) */
 	size_t zeroed, skipped;		/* of put: zeroed by the output, and not
 					 * written; counted when it retires */
+	size_t hole;			/* of got: not read (a hole); likewise */
 	/* coe: reading around bad blocks */
 	size_t cap;			/* the read in hand ends here (len unless
 					 * recovering) */

@@ -71,6 +71,43 @@ plain:
 }
 
 /*
+ * Of a run of zeros of len bytes at output offset off: the part that
+ * need not be written as data, from off (*zero false: none, the run is
+ * data).  What lies past a device's end is written, and fails as it
+ * should (fallocate would say nothing of it, and skipping it would claim
+ * it copied).  A device zeroes whole blocks only (EINVAL otherwise): the
+ * part of a block at either end of a run to be zeroed (a transfer or a
+ * hole that starts or ends inside one) is written.
+ */
+static size_t zero_part(const struct core *c, uint64_t off, size_t len, bool *zero)
+{
+	const struct pdd_dev *d = c->out;
+	size_t head, tail;
+
+	if (d->kind != PDD_KIND_FILE && d->size_known) {
+		if (off >= d->size) {
+			*zero = false;
+			return len;
+		}
+		if (off + len > d->size)
+			len = (size_t)(d->size - off);
+	}
+	if (off >= c->zero_from)	/* skipped: any length */
+		return len;
+	head = (size_t)((c->zero_unit - off % c->zero_unit) % c->zero_unit);
+	if (head) {
+		*zero = false;
+		return head < len ? head : len;
+	}
+	tail = (size_t)((off + len) % c->zero_unit);
+	if (tail == len) {
+		*zero = false;
+		return len;
+	}
+	return len - tail;
+}
+
+/*
  * The write of transfer idx from where it stands (s->put): its next run,
  * submitted, or skipped where the output already holds zeros.  Returns
  * true when it has dealt with the write (submitted a run, or skipped the
@@ -94,18 +131,13 @@ bool core_sparse_write(struct core *c, uint64_t idx, bool *all_done)
 		} else {
 			run = pdd_zero_run(s->buf + s->put, rest, c->grain, &zero);
 		}
-		if (zero && off < c->zero_from) {
-			/* a device zeroes whole blocks: a run that ends inside
-			 * one (a transfer that ends there) leaves that block's
-			 * part to be written */
-			size_t part = (size_t)((off + run) % c->zero_unit);
-
-			if (part == run)
-				zero = false;
-			else
-				run -= part;
-		}
+		if (zero)
+			run = zero_part(c, off, run, &zero);
 		if (!zero) {
+			if (s->zeros) {	/* a hole written after all: zeros */
+				memset(s->buf + s->put, 0, rest);
+				s->zeros = false;
+			}
 			core_submit_part(c, idx, PDD_OP_WRITE, run);
 			return true;
 		}
@@ -270,13 +302,18 @@ bool core_cut(struct core *c, uint64_t rel, size_t *len)
 static void lower_done(struct core *c, uint64_t size)
 {
 	struct pdd_result *r = c->r;
-	uint64_t done = size > c->p->out_off ? size - c->p->out_off : 0, lost, at;
+	uint64_t done = size > c->p->out_off ? size - c->p->out_off : 0, lost, cut, at;
 
 	if (done >= r->done)
 		return;
 	lost = r->done - done;
 	r->out_bytes -= lost < r->out_bytes ? lost : r->out_bytes;
-	r->skip_bytes -= lost < r->skip_bytes ? lost : r->skip_bytes;
+	/* past the file's size the zeros were skipped, but a run across
+	 * its old size was punched */
+	cut = lost < r->skip_bytes ? lost : r->skip_bytes;
+	r->skip_bytes -= cut;
+	lost -= cut;
+	r->zero_bytes -= lost < r->zero_bytes ? lost : r->zero_bytes;
 	r->done = done;
 	at = c->p->in_off + done;
 	while (c->nfin && c->fin[c->nfin - 1].pos >= at)

@@ -126,7 +126,7 @@ static void start_read(struct core *c)
 		pdd_seq_stop_at(&c->seq, idx + 1);
 	s->got = 0;
 	s->put = 0;
-	s->zeroed = s->skipped = 0;
+	s->zeroed = s->skipped = s->hole = 0;
 	s->cap = s->len;
 	s->stepping = false;
 	s->known_bad = UINT64_MAX;
@@ -136,7 +136,7 @@ static void start_read(struct core *c)
 				 * not put in the buffer unless written plainly */
 		s->rq.idx = idx;
 		s->rq.res = (ssize_t)s->len;
-		c->r->hole_bytes += s->len;
+		s->hole = s->len;
 		read_done(c, s);
 		return;
 	}
@@ -172,6 +172,7 @@ void core_retire_slot(struct core *c, uint64_t idx)
 	c->r->out_bytes += s->got;
 	c->r->zero_bytes += s->zeroed;	/* sparse=, below the done mark only */
 	c->r->skip_bytes += s->skipped;
+	c->r->hole_bytes += s->hole < s->got ? s->hole : s->got;
 	c->r->done = s->rel + s->got;
 	if (c->map && !c->flush_failed && core_note_slot(c, s))
 		core_fail(c, pdd_seq_next_read(&c->seq), PDD_OP_MAP, 0, 0, -ENOMEM);

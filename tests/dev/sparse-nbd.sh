@@ -206,4 +206,25 @@ skipped=$(json bytes_skipped "$T/json")
 grep -aq ' Zero id=' "$T/zz.log" && fail "nozero, oflag=zeroed: WRITE_ZEROES was sent"
 stop_server zz
 
+# --- a file's holes to an export over other data ------------------------------
+# holes that end (or, with bs=1000, start) inside the export's 512-byte
+# blocks: the parts of blocks are written as zeros, not from a buffer a
+# hole never filled (few buffers, so that each is used again)
+"$STAMP" fill "$T/hp" 0 $MiB 54
+truncate -s $((MiB + 1000)) "$T/hp"
+"$STAMP" fill "$T/hq" 0 $MiB 55
+truncate -s $((5 * MiB)) "$T/hq"
+"$STAMP" fill "$T/hq" $((5 * MiB)) $MiB 56
+tr '\0' '\377' </dev/zero | head -c $((6 * MiB)) >"$T/ff"
+serve ff file "$T/ff"
+for c in "hp bs=512 qd=2" "hq bs=1000 bpt=7 qd=2" "hq bs=512 bpt=16 qd=2"; do
+	read -r f args <<<"$c"
+	run_pdd if="$T/$f" of="$(uri ff)" $args status=json >"$T/json"
+	expect_rc 0
+	cmp -s -n "$(stat -c %s "$T/$f")" "$T/$f" "$T/ff" || fail "$c: the export differs from the input"
+	[ "$f" = hp ] || [ "$(json bytes_zeroed "$T/json")" -ge $((2 * MiB)) ] ||
+		fail "$c: only $(json bytes_zeroed "$T/json") bytes zeroed"
+done
+stop_server ff
+
 echo "NBD zero extents not read, exact under engine ${PDD_ENGINE:-auto}"

@@ -142,6 +142,13 @@ for lbs in 512 4096; do
 	wrote=$(($(blocks "WRITE(10)") + $(blocks "WRITE(16)")))
 	[ $((wrote * lbs)) = $((size - whole)) ] || fail "oflag=zeroed wrote $((wrote * lbs)) bytes, not $((size - whole))"
 
+	# odd transfers over few buffers (each used again): the hole's
+	# transfers are zeroed, never written from a buffer it did not fill
+	"$STAMP" fill "$dev" 0 $((NB * lbs)) 56
+	sgp if="$T/src" of="$D" bpt=3 qd=2
+	expect_rc 0
+	cmp -s -n "$size" -- "$T/src" "$dev" || fail "bpt=3 qd=2: the copy differs"
+
 	# sparse=0: every byte written
 	"$STAMP" fill "$dev" 0 $((NB * lbs)) 55
 	sgp if="$T/src" of="$D" sparse=0

@@ -135,9 +135,51 @@ cmp -s -i 0:512 -n "$(stat -c %s "$T/i4")" "$T/i4" "$D4" || fail "4096-byte devi
 [ "$(json bytes_zeroed "$T/json")" = $(((72 + 47 - 8) * 4096)) ] ||
 	fail "4096-byte device from byte 512: zeroed $(json bytes_zeroed "$T/json")"
 
+# holes that start or end inside a device's block, through the page
+# cache: the parts of blocks are written as zeros (not from a buffer that
+# was never filled), the whole blocks zeroed; 512- and 4096-byte devices
+# of 0xff bytes, the 4096-byte one written from byte 512
+"$STAMP" fill "$T/hp" 0 $MiB 50
+truncate -s $((MiB + 1000)) "$T/hp"		# a hole to an odd end
+"$STAMP" fill "$T/hq" 0 $MiB 51
+truncate -s $((5 * MiB)) "$T/hq"
+"$STAMP" fill "$T/hq" $((5 * MiB)) $((MiB - 700)) 52	# data, hole, data
+for sec in 512 4096; do
+	for f in hp hq; do
+		tr '\0' '\377' </dev/zero | head -c $((7 * MiB)) >"$T/ff$sec"
+		F=$(mkloop "$T/ff$sec" "$sec")
+		sk=0
+		[ "$sec" = 4096 ] && sk=1
+		# few buffers, so that each is used again: a stale one shows
+		pdd if="$T/$f" of="$F" seek=$sk bpt=32 qd=2 oflag=nodirect verbose=1 status=json >"$T/json" 2>"$T/err" ||
+			fail "$f to a $sec-byte device: $(cat "$T/err")"
+		cmp -s -i 0:$((sk * 512)) -n "$(stat -c %s "$T/$f")" "$T/$f" "$F" ||
+			fail "$f to a $sec-byte device through the page cache: the copy differs"
+		grep -q "cannot zero" "$T/err" && fail "$f to a $sec-byte device: $(grep "cannot zero" "$T/err")"
+		[ "$(json bytes_zeroed "$T/json")" -ge $((3 * MiB)) ] || [ "$f" = hp ] ||
+			fail "$f to a $sec-byte device: only $(json bytes_zeroed "$T/json") bytes zeroed"
+		losetup -d "$F"
+	done
+done
+
+# zeros that run past a device's end: the copy fails there with ENOSPC,
+# as writes do, and claims no more than the device holds (a zeroing past
+# the end is not a refusal, nor done)
+truncate -s 0 "$T/allhole"
+truncate -s $((4 * MiB)) "$T/allhole"
+truncate -s $((MiB + 4096)) "$T/small"
+S=$(mkloop "$T/small" 512)
+for z in "" oflag=zeroed; do
+	run_pdd if="$T/allhole" of="$S" count=8192 $z verbose=1
+	expect_rc 15
+	expect_err "pdd: error writing '$S' at block 2056: No space left on device"
+	expect_err "pdd: 1052672 bytes are copied: input below block 2056 is in output below block 2056"
+	grep -q "cannot zero" "$T/err" && fail "zeros past the end $z: $(grep "cannot zero" "$T/err")"
+done
+
 # a file that cannot grow to the zeros at the input's end (ulimit -f):
 # the copy fails at the file's end, and claims no more than it holds
-{ head -c $MiB "$T/src"; head -c $((7 * MiB)) /dev/zero; } >"$T/i8"
+{ head -c $MiB "$T/hp"; head -c $((7 * MiB)) /dev/zero; } >"$T/i8"
 rm -f "$T/o8" "$T/m8"
 rc=0
 (ulimit -f 4096; trap '' XFSZ; exec "$PDD" if="$T/i8" of="$T/o8" bs=64K map="$T/m8" "${eng[@]}") 2>"$T/err" || rc=$?
