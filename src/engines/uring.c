@@ -25,6 +25,7 @@
 #include "engine.h"
 
 #define NFILES 2	/* dev->fd, dev->fd_buf */
+#define PDD_URING_FIXED_MAX (1u << 20)	/* larger buffers are not registered */
 
 struct uring_priv {
 	struct io_uring ring;		/* the ring */
@@ -102,9 +103,10 @@ static int uring_init(struct pdd_engine *e)
 	e->priv = u;
 	register_files(e, u);
 	/* fixed buffers spare direct I/O the pinning of its pages on every
-	 * request; through the page cache they save nothing, and pinning
-	 * them up front costs ~1 ms per 4 MiB */
-	if (e->dev->direct)
+	 * request, which counts for small transfers only; through the page
+	 * cache they save nothing.  Pinning them up front costs ~1 ms per
+	 * 4 MiB, all of it, where a sparse copy may touch little of it */
+	if (e->dev->direct && e->buf_len <= PDD_URING_FIXED_MAX)
 		register_buffers(e, u);
 	return 0;
 }

@@ -60,7 +60,9 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && command -v prlimit >/d
 		prlimit --memlock="$lim:$lim" setpriv --reuid=65534 --regid=65534 --clear-groups \
 			"$PDD" "$@" 2>"$T/err" || rc=$?
 	}
-	as_nobody 65536 if="$T/user/in" of="$T/user/out" engine=uring verbose=1
+	# (registered for direct I/O only: through the page cache they
+	# would save nothing)
+	as_nobody 65536 if="$T/user/in" of="$T/user/out" engine=uring iflag=direct oflag=direct verbose=1
 	expect_rc 0
 	expect_err "pdd: uring: buffers not registered (Cannot allocate memory): using plain ones"
 	expect_err "pdd: engine uring, 64 transfers of 65536 bytes in flight"
