@@ -24,7 +24,7 @@
 #             the input, which a copy with oflag=zeroed should take)
 # Every copy is timed to its data on stable storage: pdd flushes before it
 # exits (sync=1), the others are followed by sync -d OUT.  The page cache
-# is dropped before each copy.
+# is dropped before each copy, then the tool's program loaded (--version).
 # interleaved, RUNS rounds, the order rotated; each tool's first copy is
 # checked with cmp.  The table gives medians (seconds), the ratio of the
 # fastest other tool's time to pdd's and of dd's to pdd's (above 1, pdd is
@@ -122,6 +122,10 @@ run() {	# run PAIR TOOL RUN
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
 	cmd_for "$1" "$2"
+	# the program itself is loaded once, so that what is timed is the
+	# copy, not its libraries read from disk (pdd's, with libnbd's, take
+	# ~60 ms cold)
+	"${CMD[0]}" --version >/dev/null 2>&1 || true
 	t0=$EPOCHREALTIME
 	"${CMD[@]}" >"$OUT/logs/$1-$2-$3.log" 2>&1 || die "$2 failed ($1): see $OUT/logs/$1-$2-$3.log"
 	# pdd flushes the output before it exits (sync=1): the others are
