@@ -232,10 +232,11 @@ static void draw_cancel(struct sched *s, unsigned long long seed)
 
 /*
  * sparse=: the grain (0 now and then: off), and whether the output
- * refuses to zero, always or now and then; drawn from a generator of its
- * own, as the deaths are.  The fake's output is a file without a
- * descriptor, so the core zeroes every run of zeros (PDD_OP_ZERO), and
- * its input's holes are not looked for (lseek fails).
+ * refuses to zero, always or now and then, and whether it is a block
+ * device; drawn from a generator of its own, as the deaths are.  The
+ * fake's output has no descriptor, so the core zeroes every run of zeros
+ * (PDD_OP_ZERO), none being known to read as zeros, and the input's
+ * holes are not looked for (lseek fails).
  */
 static void draw_sparse(struct sched *s, unsigned long long seed)
 {
@@ -245,6 +246,10 @@ static void draw_sparse(struct sched *s, unsigned long long seed)
 	s->o.sparse_given = true;
 	s->o.sparse = fk_chance(&g, 25) ? 0 : pick(&g, (const uint64_t[]){ 512, 1024, 4096 }, 3);
 	s->w.p_nozero = (unsigned int)pick(&g, (const uint64_t[]){ 0, 0, 0, 20, 100 }, 5);
+	/* now and then a block device (once planned: its size is drawn
+	 * after), zeroed in whole blocks only, the parts at a run's ends
+	 * written */
+	s->out_block = fk_chance(&g, 30);
 }
 
 /* Runs of zeros in the input for sparse= to find: a few, of any length
@@ -290,6 +295,8 @@ int sched_setup(struct sched *s, unsigned long long seed)
 	total = s->p.total;
 	data_rel = s->in.size - s->p.in_off < total ? s->in.size - s->p.in_off : total;
 	s->out.size = s->p.out_off + total + fk_below(&g, 4096);
+	if (s->out_block)
+		s->out.kind = PDD_KIND_BLOCK;
 
 	w->rng = g;
 	w->in_dev = &s->in;

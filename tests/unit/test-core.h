@@ -30,6 +30,7 @@ struct sched {
 	unsigned char *expect, *pre;	/* what the range must hold; the map's
 					 * statuses before the copy, per rel byte */
 	uint64_t zeroed;		/* bytes coe=1 must zero-fill */
+	bool out_block;			/* the output is a block device */
 	struct pdd_map map;
 	struct fk_world w;
 	struct pdd_result r;
