@@ -90,6 +90,9 @@ struct core {
 					 * some bytes first (UINT64_MAX: none) */
 	size_t part_put;		/* and how many: written all the same */
 	bool death_noted;		/* an engine's death is recorded in r */
+	bool wb;			/* the output is written back through the
+					 * page cache as the copy goes (write_back) */
+	uint64_t wb_from;		/* up to here */
 	/* sparse= (copy-sparse.c) */
 	size_t grain;			/* zero runs are looked for in these; 0:
 					 * not (sparse=0, or the output cannot) */

@@ -176,6 +176,7 @@ struct pdd_plan {
 					 * the output's (NULL: it discards) */
 };
 
+#define PDD_WRITE_BACK (8u << 20)	/* written back through the page cache in these */
 #define PDD_UNTIL_EOF UINT64_MAX
 
 struct pdd_engine_ops;
