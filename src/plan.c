@@ -249,7 +249,8 @@ static int pick_sparse(const struct pdd_opts *o, const struct pdd_dev *out,
 	return 0;
 }
 
-static unsigned int pick_depth(const struct pdd_opts *o, const struct pdd_plan *p)
+static unsigned int pick_depth(const struct pdd_opts *o, const struct pdd_plan *p,
+			       const struct pdd_dev *in)
 {
 	uint64_t depth = o->qd;
 	uint64_t by_mem = PDD_MAX_INFLIGHT_BYTES / p->xfer;
@@ -265,6 +266,13 @@ static unsigned int pick_depth(const struct pdd_opts *o, const struct pdd_plan *
 	for (int k = 0; !o->qd && k < 2; k++)
 		if (p->ops[k] && p->ops[k]->nbd)
 			depth = p->ops[k]->default_depth(p->xfer, o->threads);
+	/* an input file's holes cut transfers down to its data extents
+	 * (copy-sparse.c): it is the number of reads in flight that keeps
+	 * the disk busy then, not their bytes (scripts/bench-sparse.sh);
+	 * threads keep as many as they are */
+	if (!o->qd && p->sparse && in->kind == PDD_KIND_FILE && !in->stream &&
+	    !threaded(p) && depth < PDD_HOLES_DEPTH)
+		depth = PDD_HOLES_DEPTH;
 	if (depth > by_mem)
 		depth = by_mem;
 	if (p->total != PDD_UNTIL_EOF) {
@@ -350,7 +358,7 @@ int pdd_plan_make(const struct pdd_opts *o, const struct pdd_dev *in,
 	err = pdd_engine_choose(o->engine, in, out, p->ops);
 	if (err)
 		return err;	/* engine.c said why */
-	p->depth = pick_depth(o, p);
+	p->depth = pick_depth(o, p, in);
 	p->threads = 1;
 	if (threaded(p))
 		p->threads = o->threads < p->depth ? o->threads : p->depth;
