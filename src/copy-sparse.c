@@ -134,10 +134,11 @@ bool core_sparse_write(struct core *c, uint64_t idx, bool *all_done)
 		if (zero)
 			run = zero_part(c, off, run, &zero);
 		if (!zero) {
-			if (s->zeros) {	/* a hole written after all: zeros */
-				memset(s->buf + s->put, 0, rest);
-				s->zeros = false;
-			}
+			/* a hole's part written after all (a block's part at
+			 * its edge, or past a device's end): zeros, while the
+			 * rest of it is still known to be */
+			if (s->zeros)
+				memset(s->buf + s->put, 0, run);
 			core_submit_part(c, idx, PDD_OP_WRITE, run);
 			return true;
 		}

@@ -185,11 +185,11 @@ void core_retire_slot(struct core *c, uint64_t idx)
 }
 
 /*
- * Through the page cache, what is written waits in memory for the flush
- * at the end (sync=1) or before a map save: writing back what the done
- * mark passed, every 8 MiB, while the copy reads on, leaves that flush
- * little to wait for.  It only starts the write-back (a hint: an error
- * shows at the flush).
+ * Through the page cache, what is written to a file waits in memory for
+ * the flush at the end (sync=1) or before a map save: writing back what
+ * the done mark passed, every 8 MiB, while the copy reads on, leaves that
+ * flush little to wait for.  It only starts the write-back (a hint: an
+ * error shows at the flush).
  */
 static void write_back(struct core *c)
 {
@@ -490,7 +490,7 @@ static int setup(struct core *c)
 	if (c->in->kind == PDD_KIND_FILE && !c->in->direct && !c->in->stream)
 		(void)posix_fadvise(c->in->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	if (!c->out->direct && !c->out->stream && (c->o->sync || c->map) &&
-	    (c->out->kind == PDD_KIND_FILE || c->out->kind == PDD_KIND_BLOCK))
+	    c->out->kind == PDD_KIND_FILE)
 		c->wb = true;
 	c->wb_from = p->out_off;
 	pdd_drive_describe(&c->drv, "", p->depth, p->xfer);

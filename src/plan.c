@@ -8,6 +8,7 @@
  * is arithmetic on struct pdd_dev, so the unit tests drive it with made-up
  * devices.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
@@ -249,6 +250,24 @@ static int pick_sparse(const struct pdd_opts *o, const struct pdd_dev *out,
 	return 0;
 }
 
+static bool nbd_side(const struct pdd_plan *p)
+{
+	return (p->ops[0] && p->ops[0]->nbd) || (p->ops[1] && p->ops[1]->nbd);
+}
+
+/* A file of pdd's own (not the shell's descriptor) with a hole from off
+ * on: what copy-sparse.c cuts transfers at. */
+static bool has_holes(const struct pdd_dev *in, uint64_t off)
+{
+	off_t hole;
+
+	if (in->kind != PDD_KIND_FILE || in->stream || in->std_fd >= 0 || in->fd < 0 ||
+	    off >= in->size)
+		return false;
+	hole = lseek(in->fd, (off_t)off, SEEK_HOLE);
+	return hole >= 0 && (uint64_t)hole < in->size;
+}
+
 static unsigned int pick_depth(const struct pdd_opts *o, const struct pdd_plan *p,
 			       const struct pdd_dev *in)
 {
@@ -270,8 +289,8 @@ static unsigned int pick_depth(const struct pdd_opts *o, const struct pdd_plan *
 	 * (copy-sparse.c): it is the number of reads in flight that keeps
 	 * the disk busy then, not their bytes (scripts/bench-sparse.sh);
 	 * threads keep as many as they are */
-	if (!o->qd && p->sparse && in->kind == PDD_KIND_FILE && !in->stream &&
-	    !threaded(p) && depth < PDD_HOLES_DEPTH)
+	if (!o->qd && p->sparse && !threaded(p) && !nbd_side(p) && depth < PDD_HOLES_DEPTH &&
+	    has_holes(in, p->in_off))
 		depth = PDD_HOLES_DEPTH;
 	if (depth > by_mem)
 		depth = by_mem;

@@ -282,6 +282,12 @@ static void do_write(struct fk_world *w, struct pdd_req *rq)
 		w->st.nozero++;
 		return;
 	}
+	/* a device zeroes whole blocks, and none past its end */
+	if (zero && w->out_dev->kind == PDD_KIND_BLOCK &&
+	    ((rq->off | rq->len) % w->out_dev->lbs || rq->off + rq->len > w->out_size))
+		fk_violation(w, "a zeroing of %zu bytes at %" PRIu64 " on a device of %u-byte "
+			     "blocks and %" PRIu64 " bytes", rq->len, rq->off, w->out_dev->lbs,
+			     w->out_size);
 	for (uint64_t j = 0; j < n; j++) {
 		unsigned char b = zero ? 0 : ((const unsigned char *)rq->buf)[j];
 
