@@ -22,6 +22,8 @@
 #   pdd       pdd if=IN of=OUT bs=1M      (its defaults: sparse=4096)
 #   read      pdd if=IN of=/dev/null bs=1M (img-zdev: the time of reading
 #             the input, which a copy with oflag=zeroed should take)
+#   write     pdd's img-zdev copy with the image's data in the page cache
+#             (the time of the writes alone)
 # Every copy is timed to its data on stable storage: pdd flushes before it
 # exits (sync=1), the others are followed by sync -d OUT.  The page cache
 # is dropped before each copy, then the tool's program loaded (--version).
@@ -85,7 +87,7 @@ echo "pair,tool,run,secs" >"$OUT/runs.csv"
 tools_for() {
 	case $1 in
 	img-img)  echo "dd cp nbdcopy qemu-img pdd" ;;
-	img-zdev) echo "dd nbdcopy qemu-img pdd read" ;;
+	img-zdev) echo "dd nbdcopy qemu-img pdd read write" ;;
 	*)        echo "dd nbdcopy qemu-img pdd" ;;
 	esac
 }
@@ -113,6 +115,7 @@ cmd_for() {	# cmd_for PAIR TOOL: the command in CMD
 	pdd)      CMD=("$PDD" if="$in" of="$out" bs=1M status=none)
 		  [[ $1 == img-zdev ]] && CMD+=(oflag=zeroed) ;;
 	read)     CMD=("$PDD" if="$in" of=/dev/null bs=1M status=none) ;;
+	write)    CMD=("$PDD" if="$in" of="$out" bs=1M status=none oflag=zeroed) ;;
 	esac
 	OUTP=$out
 }
@@ -126,6 +129,9 @@ run() {	# run PAIR TOOL RUN
 	# copy, not its libraries read from disk (pdd's, with libnbd's, take
 	# ~60 ms cold)
 	"${CMD[0]}" --version >/dev/null 2>&1 || true
+	# write: the image's data already in the page cache, so that only
+	# the writes take time
+	[[ $2 == write ]] && "$PDD" if="$IMG" of=/dev/null bs=1M status=none
 	t0=$EPOCHREALTIME
 	"${CMD[@]}" >"$OUT/logs/$1-$2-$3.log" 2>&1 || die "$2 failed ($1): see $OUT/logs/$1-$2-$3.log"
 	# pdd flushes the output before it exits (sync=1): the others are
@@ -139,7 +145,7 @@ for pair in $PAIRS; do
 	read -r -a T <<<"$(tools_for "$pair")"
 	for t in "${T[@]}"; do
 		run "$pair" "$t" 0
-		[[ $t == read ]] && continue
+		[[ $t == read ]] && continue	# write is checked as pdd's copy
 		cmp -s -n "$size" "$IMG" "$OUTP" || die "$t copied wrongly ($pair)"
 	done
 	for r in $(seq "$RUNS"); do
@@ -154,12 +160,13 @@ awk -F, 'NR > 1 && $3 > 0 { k = $1 "," $2; n[k]++; v[k, n[k]] = $4 }
 function med(k,   i, j, t, a, c) { c = n[k]; for (i = 1; i <= c; i++) a[i] = v[k, i]
 	for (i = 1; i <= c; i++) for (j = i + 1; j <= c; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
 	return c % 2 ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2 }
-END { for (k in n) { m[k] = med(k); split(k, f, ","); if (f[2] != "pdd" && f[2] != "read" && (!(f[1] in best) || m[k] < best[f[1]])) best[f[1]] = m[k] }
-	print "pair,tool,secs,best_other_over_pdd,dd_over_pdd,pdd_over_read"
+END { for (k in n) { m[k] = med(k); split(k, f, ","); if (f[2] != "pdd" && f[2] != "read" && f[2] != "write" && (!(f[1] in best) || m[k] < best[f[1]])) best[f[1]] = m[k] }
+	print "pair,tool,secs,best_other_over_pdd,dd_over_pdd,pdd_over_read,pdd_over_read_plus_write"
 	for (k in n) { split(k, f, ","); p = f[2] == "pdd"
-		printf "%s,%s,%.3f,%s,%s,%s\n", f[1], f[2], m[k], p ? sprintf("%.2f", best[f[1]] / m[k]) : "",
+		printf "%s,%s,%.3f,%s,%s,%s,%s\n", f[1], f[2], m[k], p ? sprintf("%.2f", best[f[1]] / m[k]) : "",
 			p && ((f[1] ",dd") in m) ? sprintf("%.2f", m[f[1] ",dd"] / m[k]) : "",
-			p && ((f[1] ",read") in m) ? sprintf("%.2f", m[k] / m[f[1] ",read"]) : "" } }' \
+			p && ((f[1] ",read") in m) ? sprintf("%.2f", m[k] / m[f[1] ",read"]) : "",
+			p && ((f[1] ",write") in m) ? sprintf("%.2f", m[k] / (m[f[1] ",read"] + m[f[1] ",write"])) : "" } }' \
 	"$OUT/runs.csv" | { IFS= read -r h; echo "$h"; sort; } >"$OUT/summary.csv"
 {
 	echo "sparse copies: $SIZE_MIB MiB image, ~$DATA_PCT% data, $RUNS rounds, medians (s)"
