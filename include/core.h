@@ -90,6 +90,7 @@ struct core {
 					 * some bytes first (UINT64_MAX: none) */
 	size_t part_put;		/* and how many: written all the same */
 	bool death_noted;		/* an engine's death is recorded in r */
+	uint64_t hash_fed;		/* transfers fed to hash= (copy-hash.c) */
 	bool wb;			/* the output is written back through the
 					 * page cache as the copy goes (write_back) */
 	uint64_t wb_from;		/* up to here */
@@ -156,6 +157,13 @@ void core_read_failed(struct core *c, struct slot *s);
 void core_read_more(struct core *c, struct slot *s);
 void core_limit_bad(struct core *c, struct slot *s);
 void core_report_bad(struct core *c, const struct slot *s);
+
+/* copy-hash.c */
+int core_hash_setup(struct core *c);
+bool core_hash_feed(struct core *c, uint64_t idx);
+bool core_hash_room(struct core *c);
+int core_hash_fd(void *ctx);
+void core_hash_end(struct core *c);
 
 /* copy-report.c */
 void core_say_end(const struct core *c);

@@ -30,6 +30,10 @@ struct pdd_drive_ops {
 	void (*stop)(void *ctx, int sig);
 	/* SIGUSR1: say how far it is */
 	void (*report)(void *ctx);
+	/* optional: a descriptor the user waits on besides the engines
+	 * (a hash thread), or -1 when it waits on nothing else; the loop
+	 * does not end while it gives one, and wakes when it is readable */
+	int (*pending_fd)(void *ctx);
 };
 
 /* the longest the loop sleeps without a look at signals and the clock */

@@ -100,6 +100,9 @@ struct pdd_opts {
 	enum pdd_status status;		/* status= */
 	bool progress;			/* status=progress, -p, --progress */
 	enum pdd_verify verify;		/* verify= */
+	unsigned int hash_algs;		/* hash=: a bit per enum pdd_hash_alg */
+	const char *hashlog;		/* hashlog=: where the digests go */
+	uint64_t hashwindow;		/* hashwindow=: a digest per window too */
 	int verbose;			/* verbose= / deb= / -v */
 	bool dry_run;			/* --dry-run: plan only */
 	bool help;			/* --help */
@@ -208,6 +211,13 @@ struct pdd_result {
 	uint64_t skip_bytes;		/* and not written, the output holding
 					 * zeros there already */
 	uint64_t hole_bytes;		/* input bytes in holes: not read */
+	struct pdd_hash *hash;		/* hash=: the digests, or NULL */
+	uint64_t hashed;		/* bytes of the range hashed */
+	bool hash_whole;		/* the digests cover the whole range */
+	bool hash_reread;		/* read from the output after the copy
+					 * (a resumed copy wrote only part) */
+	bool hash_failed;		/* no digest where one was due, or the
+					 * hashlog could not be written */
 	bool unflushed;			/* the last flush failed after another
 					 * error: nothing written is known to
 					 * be on stable storage */

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "engine.h"
+#include "hash.h"
 #include "pdd.h"
 
 /* Multiplier for a suffix, or 0 if it is not one.  One letter is binary
@@ -128,6 +129,7 @@ enum arg_kind {
 	ARG_STATUS,		/* none, noxfer; progress sets progress */
 	ARG_VERIFY,		/* 0, 1 or only */
 	ARG_CONV,		/* dd's conv= list: sparse only */
+	ARG_HASH,		/* hash= list of algorithms */
 };
 
 struct operand {
@@ -154,6 +156,9 @@ static const struct operand operands[] = {
 	{ "dio",	ARG_BOOL,	OPT(dio),	0, 1,		18 },
 	{ "engine",	ARG_ENGINE,	OPT(engine),	0, 0,		4 },
 	{ "fua",	ARG_UINT,	OPT(fua),	0, 3,		19 },
+	{ "hash",	ARG_HASH,	OPT(hash_algs),	0, 0,		32 },
+	{ "hashlog",	ARG_PATH,	OPT(hashlog),	0, 0,		33 },
+	{ "hashwindow",	ARG_U64,	OPT(hashwindow), 1, INT64_MAX,	34 },
 	{ "if",		ARG_PATH,	OPT(in_path),	0, 0,		5 },
 	{ "iflag",	ARG_IFLAGS,	OPT(iflags),	0, 0,		6 },
 	{ "map",	ARG_PATH,	OPT(map),	0, 0,		23 },
@@ -311,6 +316,21 @@ static int set_operand(struct pdd_opts *o, const struct operand *op,
 		}
 		*(bool *)field = true;
 		return 0;
+	case ARG_HASH: {
+		const char *bad;
+		size_t n;
+
+		if (pdd_hash_parse(val, (unsigned int *)field, &bad, &n)) {
+			pdd_usage_error("hash=%s: unknown or repeated algorithm '%.*s' (choose from md5, sha1, sha256, sha512, sha3-256, blake2b512)",
+					val, (int)n, bad);
+			return -EINVAL;
+		}
+		if (!pdd_hash_available()) {
+			pdd_usage_error("hash=%s: pdd was built without libcrypto", val);
+			return -EINVAL;
+		}
+		return 0;
+	}
 	case ARG_VERIFY:
 		if (!strcmp(val, "0"))
 			*(enum pdd_verify *)field = PDD_VERIFY_NONE;
@@ -399,6 +419,14 @@ static int check_conflicts(const struct pdd_opts *o)
 	}
 	if (o->status == PDD_STATUS_JSON && (!o->out_path || !strcmp(o->out_path, "-"))) {
 		pdd_usage_error("status=json prints on standard output, which is the output here: give of=");
+		return -EINVAL;
+	}
+	if (o->hash_algs && o->verify == PDD_VERIFY_ONLY) {
+		pdd_usage_error("hash= and verify=only contradict: nothing is copied to hash");
+		return -EINVAL;
+	}
+	if ((o->hashlog || o->hashwindow) && !o->hash_algs) {
+		pdd_usage_error("%s= needs hash=: which digests?", o->hashlog ? "hashlog" : "hashwindow");
 		return -EINVAL;
 	}
 	if (o->conv_sparse && o->sparse_given && !o->sparse) {
@@ -538,7 +566,10 @@ void pdd_usage(FILE *f)
 "  sync=0|1       flush the output before exit (default 1)\n"
 "  time=0|1       print transfer time, rate and CPU use (default 0)\n"
 "  verify=0|1|only  read both ranges again and compare them after the copy\n"
-"                 (1), or instead of it (only); exit 14 if they differ\n"
+"                 (1), or instead of it (only); exit 14 if they differ\n""  hash=ALGS      digests of what is written, taken while copying: md5, sha1,\n"
+"                 sha256, sha512, sha3-256, blake2b512 (a comma list)\n"
+"  hashlog=FILE   write them as sha256sum -c reads them\n"
+"  hashwindow=BYTES  a digest of each window of BYTES too\n"
 "  status=WHICH   none (errors only), noxfer (no bytes line), progress\n"
 "                 (a line once a second while copying, as -p), or json (one\n"
 "                 JSON object on stdout at the end instead of the report)\n"

@@ -34,6 +34,7 @@
 
 #include "engine.h"
 #include "exitcodes.h"
+#include "hash.h"
 #include "map.h"
 #include "pdd.h"
 #include "seq.h"
@@ -360,17 +361,21 @@ static void issue(struct core *c)
 
 	do {
 		more = false;
-		while (pdd_seq_can_read(&c->seq) && !(c->in->stream && c->reads)) {
+		while (pdd_seq_can_read(&c->seq) && !(c->in->stream && c->reads) &&
+		       core_hash_room(c)) {
 			start_read(c);
 			more = true;
 		}
 		while (!(c->out->stream && c->writes) && !c->barrier && !c->save_due &&
 		       pdd_seq_peek_write(&c->seq, &idx)) {
-			if (is_barrier(c, idx)) {
-				if (c->writes)
-					break;	/* wait for the others to finish */
-				c->barrier = true;
-			}
+			bool barrier = is_barrier(c, idx);
+
+			if (barrier && c->writes)
+				break;	/* wait for the others to finish */
+			if (!core_hash_feed(c, idx))
+				break;	/* the hash is full: it wakes the loop */
+			c->hash_fed++;
+			c->barrier = barrier;
 			pdd_seq_next_write(&c->seq, &idx);
 			core_limit_bad(c, slot_of(c, idx));
 			c->r->in_bytes += slot_of(c, idx)->got;
@@ -396,6 +401,11 @@ static void on_report(void *ctx)
 	struct core *c = ctx;
 
 	c->r->secs = pdd_now() - c->t0;
+	if (c->r->hash) {	/* what reached the output in order */
+		c->r->hashed = pdd_hash_bytes(c->r->hash);
+		if (c->r->hashed > c->r->done)
+			c->r->hashed = c->r->done;
+	}
 	pdd_msg_end_line();	/* under the progress line */
 	pdd_report(c->o, c->p, c->r);
 }
@@ -438,6 +448,7 @@ static const struct pdd_drive_ops copy_ops = {
 	.done = on_done,
 	.stop = on_stop,
 	.report = on_report,
+	.pending_fd = core_hash_fd,
 };
 
 static int setup(struct core *c)
@@ -481,6 +492,9 @@ static int setup(struct core *c)
 	if (err)
 		return err;
 	err = pdd_dev_truncate(c->out, p->out_off);
+	if (err)
+		return err;
+	err = core_hash_setup(c);
 	if (err)
 		return err;
 	core_sparse_setup(c);	/* after the truncation: the size it leaves */
@@ -554,6 +568,7 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 	}
 	core_partial_done(&c);
 	core_sparse_end(&c, true);	/* a failure is recorded in r */
+	core_hash_end(&c);
 	if (map)		/* flushes the output first */
 		core_save_map(&c, !r->err && !r->signal);
 	else if (o->sync && r->out_bytes) {

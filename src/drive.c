@@ -177,10 +177,16 @@ static int reap(struct pdd_drive *d, int k, int timeout_ms)
 	return n;
 }
 
+/* What the user waits on besides the engines, or -1. */
+static int pending(const struct pdd_drive *d)
+{
+	return d->ops->pending_fd ? d->ops->pending_fd(d->ctx) : -1;
+}
+
 /* Both sides have requests in flight: poll both engines. */
 static int poll_both(struct pdd_drive *d)
 {
-	struct pollfd pfd[2 * PDD_ENGINE_MAX_FDS];
+	struct pollfd pfd[2 * PDD_ENGINE_MAX_FDS + 1];
 	unsigned int n = 0;
 	int r, got = 0;
 
@@ -196,7 +202,8 @@ static int poll_both(struct pdd_drive *d)
 		return 0;
 	for (int k = PDD_IN; k <= PDD_OUT; k++)
 		n += d->eng[k].ops->pollfd(&d->eng[k], pfd + n, PDD_ENGINE_MAX_FDS);
-	r = poll(pfd, n, PDD_DRIVE_TICK_MS);
+	pfd[n] = (struct pollfd){ .fd = pending(d), .events = POLLIN };
+	r = poll(pfd, n + (pfd[n].fd >= 0), PDD_DRIVE_TICK_MS);
 	if (r < 0)
 		return errno == EINTR ? 0 : -errno;
 	for (int k = PDD_IN; k <= PDD_OUT && r > 0; k++) {
@@ -353,8 +360,14 @@ int pdd_drive_run(struct pdd_drive *d)
 			return d->err;
 		}
 		if (!d->held[PDD_IN] && !d->held[PDD_OUT] && !d->wait[PDD_IN].head &&
-		    !d->wait[PDD_OUT].head && !d->failed.head)
-			return 0;
+		    !d->wait[PDD_OUT].head && !d->failed.head) {
+			struct pollfd pfd = { .fd = d->err ? -1 : pending(d), .events = POLLIN };
+
+			if (pfd.fd < 0)
+				return 0;
+			(void)poll(&pfd, 1, PDD_DRIVE_TICK_MS);	/* EINTR: a signal, seen above */
+			continue;
+		}
 		wait_some(d);
 	}
 }

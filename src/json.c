@@ -14,6 +14,7 @@
 
 #include "engine.h"
 #include "map.h"
+#include "hash.h"
 #include "pdd.h"
 
 /*
@@ -167,6 +168,48 @@ static const char *op_word(enum pdd_op op)
 	}
 }
 
+
+/* hash=: the bytes hashed, and the digests of the whole range (null
+ * without them), with the windows' of hashwindow=. */
+static void hashes(FILE *f, bool *first, const struct pdd_result *r)
+{
+	const struct pdd_hash *h = r && r->hash_whole ? r->hash : NULL;
+	size_t nw = h ? pdd_hash_nwindows(h) : 0;
+
+	key(f, 1, first, "bytes_hashed");
+	fprintf(f, "%" PRIu64, r ? r->hashed : 0);
+	key(f, 1, first, "hashes");
+	if (!h) {
+		fputs("null", f);
+	} else {
+		fputc('{', f);
+		for (int a = 0, n = 0; a < PDD_HASH_MAX; a++)
+			if (pdd_hash_hex(h, (enum pdd_hash_alg)a))
+				fprintf(f, "%s\"%s\": \"%s\"", n++ ? ", " : " ",
+					pdd_hash_name((enum pdd_hash_alg)a),
+					pdd_hash_hex(h, (enum pdd_hash_alg)a));
+		fputs(" }", f);
+	}
+	key(f, 1, first, "hash_windows");
+	if (!nw) {
+		fputs(h ? "[]" : "null", f);
+		return;
+	}
+	fputc('[', f);
+	for (size_t i = 0; i < nw; i++) {
+		uint64_t off, len;
+
+		pdd_hash_window(h, i, &off, &len);
+		fprintf(f, "%s\n    { \"offset\": %" PRIu64 ", \"length\": %" PRIu64, i ? "," : "",
+			off, len);
+		for (int a = 0; a < PDD_HASH_MAX; a++)
+			if (pdd_hash_window_hex(h, i, (enum pdd_hash_alg)a))
+				fprintf(f, ", \"%s\": \"%s\"", pdd_hash_name((enum pdd_hash_alg)a),
+					pdd_hash_window_hex(h, i, (enum pdd_hash_alg)a));
+		fputs(" }", f);
+	}
+	fputs("\n  ]", f);
+}
 /* The copy's error: what failed, where, and why. */
 static void error(FILE *f, const struct pdd_json *j)
 {
@@ -309,6 +352,7 @@ void pdd_report_json(FILE *f, const struct pdd_json *j)
 	r ? fprintf(f, "%" PRIu64, r->skip_bytes) : fputs("0", f);
 	key(f, 1, &first, "bytes_in_holes");	/* of bytes_in: not read */
 	r ? fprintf(f, "%" PRIu64, r->hole_bytes) : fputs("0", f);
+	hashes(f, &first, r);
 	key(f, 1, &first, "records_in");
 	records(f, r ? r->in_bytes : 0, p ? p->bs : 512);
 	key(f, 1, &first, "records_out");

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "exitcodes.h"
+#include "hash.h"
 #include "pdd.h"
 #include "scsi.h"
 
@@ -109,6 +110,23 @@ size_t pdd_fmt_time_line(char *buf, size_t len, uint64_t bytes, double secs)
 	return n;
 }
 
+/* hash=: the digests of the whole range, one line each as sha256sum
+ * would print them but for the name; or how far the hash got. */
+static void report_hashes(const struct pdd_result *r)
+{
+	if (!r->hash)
+		return;
+	if (!r->hash_whole) {
+		fprintf(stderr, "pdd: hashed %" PRIu64 " bytes so far%s\n", r->hashed,
+			r->hash_failed ? "" : "; no digest of the whole range");
+		return;
+	}
+	for (int a = 0; a < PDD_HASH_MAX; a++)
+		if (pdd_hash_hex(r->hash, (enum pdd_hash_alg)a))
+			fprintf(stderr, "pdd: %s %s\n", pdd_hash_name((enum pdd_hash_alg)a),
+				pdd_hash_hex(r->hash, (enum pdd_hash_alg)a));
+}
+
 void pdd_report(const struct pdd_opts *o, const struct pdd_plan *p,
 		const struct pdd_result *r)
 {
@@ -128,6 +146,7 @@ void pdd_report(const struct pdd_opts *o, const struct pdd_plan *p,
 				PRIu64 " not written (zeros there already)\n", r->zero_bytes,
 				r->skip_bytes);
 	}
+	report_hashes(r);
 	if (o->time) {
 		pdd_fmt_time_line(line, sizeof(line), r->out_bytes, r->secs);
 		fprintf(stderr, "%s\n", line);
@@ -150,6 +169,8 @@ double pdd_now(void)
 
 void pdd_result_free(struct pdd_result *r)
 {
+	pdd_hash_free(r->hash);
+	r->hash = NULL;
 	free(r->bad_lbas);
 	r->bad_lbas = NULL;
 	r->nbad_lbas = 0;
@@ -163,6 +184,8 @@ int pdd_exit_status(const struct pdd_result *r)
 		return -r->err - PDD_ESCSI;	/* sg3_utils' category */
 	if (r->err_op == PDD_OP_MAP)
 		return PDD_EXIT_FILE_ERROR;	/* the map, not the copy, failed */
+	if (!r->err && r->hash_failed)
+		return PDD_EXIT_FILE_ERROR;	/* the digests, not the copy */
 	switch (-r->err) {
 	case 0:
 		/* coe carried on past unreadable blocks; scripts must notice */

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * hash=: the copy's digests, taken while it copies.  Each transfer is fed
+ * to the hash (src/hash.c, a thread per algorithm) when its write is
+ * issued, which is in ascending order, so the digests cover the range as
+ * it is written, zero-filled blocks (coe=1) and holes (fed as zeros,
+ * never read) included.  A slot's buffer is read by the hash threads
+ * until they are done with it: no read reuses the slot before then, so
+ * a hash slower than the copy slows the copy to it, and nothing waits
+ * for the hash otherwise.  A copy that resumed from a map wrote only
+ * part of the range: its digests come from reading the output after the
+ * copy.  Part of the copy core (copy.c).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core.h"
+#include "hash.h"
+
+int core_hash_setup(struct core *c)
+{
+	int err;
+
+	if (!c->o->hash_algs)
+		return 0;
+	err = pdd_hash_start(&c->r->hash, c->o->hash_algs, c->o->hashwindow,
+			     pdd_seq_win(&c->seq) + 1);
+	if (err)
+		pdd_error("cannot start hashing: %s", strerror(-err));
+	return err;
+}
+
+/* Transfer idx's write is about to be issued: feed its bytes.  False
+ * when the hash cannot take them yet (then the write waits). */
+bool core_hash_feed(struct core *c, uint64_t idx)
+{
+	const struct slot *s = slot_of(c, idx);
+
+	if (!c->r->hash)
+		return true;
+	return pdd_hash_feed(c->r->hash, s->zeros ? NULL : s->buf, s->got) != -EAGAIN;
+}
+
+/* May the next read start: is the slot it takes done with by the hash? */
+bool core_hash_room(struct core *c)
+{
+	return !c->r->hash ||
+	       pdd_seq_next_read(&c->seq) < pdd_hash_consumed(c->r->hash) + pdd_seq_win(&c->seq);
+}
+
+/* The driver's pending_fd: the hash's descriptor while it holds
+ * transfers the copy waits for. */
+int core_hash_fd(void *ctx)
+{
+	struct core *c = ctx;
+
+	if (!c->r->hash)
+		return -1;
+	pdd_hash_ack(c->r->hash);
+	return pdd_hash_consumed(c->r->hash) < c->hash_fed ? pdd_hash_fd(c->r->hash) : -1;
+}
+
+/* Hash the output's bytes [off, off+len) by reading them (a resumed copy:
+ * an earlier run wrote the rest). */
+static int reread(struct core *c, uint64_t off, uint64_t len)
+{
+	const size_t chunk = 4u << 20;
+	char *buf = malloc(chunk);
+	int fd = open(c->out->path, O_RDONLY | O_CLOEXEC), err = 0;
+	struct pollfd pfd;
+
+	if (!buf || fd < 0) {
+		err = !buf ? -ENOMEM : -errno;
+		goto out;
+	}
+	pdd_hash_free(c->r->hash);
+	c->r->hash = NULL;
+	err = pdd_hash_start(&c->r->hash, c->o->hash_algs, c->o->hashwindow, 2);
+	pfd = (struct pollfd){ .fd = err ? -1 : pdd_hash_fd(c->r->hash), .events = POLLIN };
+	for (uint64_t at = 0; !err && at < len;) {
+		size_t n = len - at < chunk ? (size_t)(len - at) : chunk;
+		ssize_t got = pread(fd, buf, n, (off_t)(off + at));
+
+		if (got <= 0) {
+			err = got ? -errno : -EIO;
+			break;
+		}
+		err = pdd_hash_feed(c->r->hash, buf, (size_t)got);
+		/* one buffer: wait until the hash is done with it */
+		while (!err && pdd_hash_consumed(c->r->hash) < at / chunk + 1) {
+			pdd_hash_ack(c->r->hash);
+			(void)poll(&pfd, 1, 100);
+		}
+		at += (uint64_t)got;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return err;
+}
+
+/*
+ * After the copy: the digests are of the whole range when this run
+ * wrote all of it and finished; of a resumed copy that finished, they
+ * come from the output read back; otherwise there are none, only the
+ * count of bytes hashed so far.  The hashlog is written for whole
+ * digests only.
+ */
+void core_hash_end(struct core *c)
+{
+	struct pdd_result *r = c->r;
+	bool finished = !r->err && !r->signal;
+	bool all = c->ntodo == 1 && c->todo[0].pos == 0;
+	int err;
+
+	if (!r->hash)
+		return;
+	err = pdd_hash_finish(r->hash);
+	r->hashed = pdd_hash_bytes(r->hash);
+	if (r->hashed > r->done)
+		r->hashed = r->done;	/* what was fed past a failure is not copied */
+	if (err || !finished)
+		return;
+	if (!all) {
+		if (c->out->kind != PDD_KIND_FILE && c->out->kind != PDD_KIND_BLOCK) {
+			pdd_error("hash=: this run wrote part of '%s', which pdd cannot read back to hash",
+				  c->out->name);
+			r->hash_failed = true;
+			return;
+		}
+		pdd_info(0, "hash=: this run wrote part of the range: hashing '%s' by reading it",
+			 c->out->name);
+		err = reread(c, c->p->out_off, r->done);
+		if (!err)
+			err = pdd_hash_finish(r->hash);
+		if (err) {
+			pdd_error("hash=: cannot read '%s' back: %s", c->out->name, strerror(-err));
+			r->hash_failed = true;
+			return;
+		}
+		r->hash_reread = true;
+		r->hashed = pdd_hash_bytes(r->hash);
+	}
+	r->hash_whole = true;
+	if (c->o->hashlog) {
+		err = pdd_hash_log(r->hash, c->o->hashlog, c->out->name);
+		if (err) {
+			pdd_error("cannot write hashlog '%s': %s", c->o->hashlog, strerror(-err));
+			r->hash_failed = true;
+		}
+	}
+}
