@@ -64,6 +64,18 @@ else
 no_libnbd = @echo "pdd: libnbd-dev not found: NBD sides are built without it" >&2
 endif
 
+# libcrypto (libssl-dev): the digests of hash=.  Without it src/hash.c is
+# still built, says it is not available, and hash= is refused with a
+# message saying so.  make HAVE_LIBCRYPTO= builds that pdd (after make
+# clean, as for libnbd above).
+HAVE_LIBCRYPTO := $(shell pkg-config --exists libcrypto 2>/dev/null && echo y)
+ifeq ($(HAVE_LIBCRYPTO),y)
+ALL_CFLAGS += -DHAVE_LIBCRYPTO $(shell pkg-config --cflags libcrypto)
+LDLIBS += $(shell pkg-config --libs libcrypto)
+else
+no_libcrypto = @echo "pdd: libssl-dev not found: hash= is built without it" >&2
+endif
+
 ifeq ($(V),1)
 Q =
 msg = @true
@@ -75,11 +87,12 @@ endif
 SRCS = src/main.c src/args.c src/dev.c src/open.c src/plan.c src/copy.c src/coe.c src/copy-map.c src/copy-end.c src/copy-hash.c src/copy-report.c src/seq.c \
        src/stats.c src/json.c src/progress.c src/msg.c src/signals.c src/engine.c src/zero.c src/copy-sparse.c \
        src/map-extents.c src/map-text.c src/mapfile.c src/verify.c src/drive.c src/guard.c src/guard-loop.c \
+       src/hash.c src/hash-log.c \
        $(GUARD_SRCS) $(NBD_SRCS) $(SCSI_SRCS) $(ENGINE_SRCS)
 LIB_SRCS = $(filter-out src/main.c,$(SRCS))
 HDRS = $(wildcard include/*.h)
 
-UNIT_TESTS = args plan seq stats json progress map guard core zero $(if $(SCSI_SRCS),scsi)
+UNIT_TESTS = args plan seq stats json progress map guard core zero hash $(if $(SCSI_SRCS),scsi)
 TOOLS = tests/tools/stamp tests/tools/noring tests/sgdouble/libsgdouble.so
 TOOLS += $(if $(shell pkg-config --exists fuse3 2>/dev/null && echo y),tests/faultfs/faultfs)
 
@@ -102,6 +115,7 @@ pdd: $(SRCS:%.c=build/%.o)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 	$(no_libmount)
 	$(no_libnbd)
+	$(no_libcrypto)
 
 # --- dependencies from the distribution ------------------------------------
 
@@ -151,6 +165,11 @@ build/asan/test-core: $(CORE_TEST_SRCS) $(CORE_TEST_HDRS) $(LIB_SRCS:%.c=build/a
 	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=address,undefined -fno-omit-frame-pointer \
 		-fno-sanitize-recover=all -o $@ $(filter-out %.h,$^) -lcmocka $(LDLIBS)
 
+# the digests' threads and ring under TSan (make tsan runs it)
+build/tsan/test-%: tests/unit/test-%.c $(LIB_SRCS:%.c=build/tsan/%.o)
+	$(msg) LINK $@
+	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=thread -o $@ $^ -lcmocka $(LDLIBS)
+
 build/asan/pdd: $(SRCS:%.c=build/asan/%.o)
 	$(msg) LINK $@
 	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all \
@@ -164,6 +183,11 @@ build/tsan/pdd: $(SRCS:%.c=build/tsan/%.o)
 build/zerospeed: tests/tools/zerospeed.c build/src/zero.o
 	$(msg) LINK $@
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^
+
+# the digests' speed through src/hash.c
+build/hashspeed: tests/tools/hashspeed.c build/src/hash.o
+	$(msg) LINK $@
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 
 tests/tools/%: tests/tools/%.c
 	$(msg) CC $<
@@ -186,7 +210,8 @@ unit-san: $(UNIT_TESTS:%=build/asan/test-%)
 clang: $(SRCS:%.c=build/clang/%.o)
 	@echo "  clang: no warnings"
 
-tsan: build/tsan/pdd $(TOOLS)
+tsan: build/tsan/pdd build/tsan/test-hash $(TOOLS)
+	$(Q)TSAN_OPTIONS="halt_on_error=1 $${TSAN_OPTIONS:-}" build/tsan/test-hash
 	$(Q)PDD=build/tsan/pdd tests/run-tests tests/dev/tsan-threads.sh tests/dev/tsan-sg.sh
 
 # every engine's copy path under ASan+UBSan, on files, pipes and devices

@@ -25,6 +25,7 @@ need_pkg libsgutils2-dev have_hdr scsi/sg_lib.h
 need_pkg libcmocka-dev	have_pc cmocka
 need_pkg libmount-dev	have_pc mount
 need_pkg libnbd-dev	have_pc libnbd
+need_pkg libssl-dev	have_pc libcrypto
 need_pkg libnbd-bin	have_cmd nbdcopy
 need_pkg nbdkit		have_cmd nbdkit
 need_pkg qemu-utils	have_cmd qemu-nbd
@@ -39,6 +40,7 @@ need_pkg util-linux	have_cmd losetup
 need_pkg e2fsprogs	have_cmd mkfs.ext4
 need_pkg gnuplot-nox	have_cmd gnuplot
 need_pkg gddrescue	have_cmd ddrescue
+need_pkg dc3dd		have_cmd dc3dd
 need_pkg tmux		have_cmd tmux
 need_pkg python3		have_cmd python3
 
