@@ -203,6 +203,21 @@ static const struct flag flags[] = {
 	{ "zeroed",	PDD_F_ZEROED,	true },
 };
 
+static int parse_hash(const char *val, unsigned int *algs)
+{
+	const char *bad;
+	size_t n;
+
+	if (pdd_hash_parse(val, algs, &bad, &n))
+		pdd_usage_error("hash=%s: unknown or repeated algorithm '%.*s' (choose from md5, sha1, sha256, sha512, sha3-256, blake2b512)",
+				val, (int)n, bad);
+	else if (!pdd_hash_available())
+		pdd_usage_error("hash=%s: pdd was built without libcrypto", val);
+	else
+		return 0;
+	return -EINVAL;
+}
+
 static int parse_flags(const char *op, const char *val, bool output,
 		       unsigned int *out)
 {
@@ -316,21 +331,8 @@ static int set_operand(struct pdd_opts *o, const struct operand *op,
 		}
 		*(bool *)field = true;
 		return 0;
-	case ARG_HASH: {
-		const char *bad;
-		size_t n;
-
-		if (pdd_hash_parse(val, (unsigned int *)field, &bad, &n)) {
-			pdd_usage_error("hash=%s: unknown or repeated algorithm '%.*s' (choose from md5, sha1, sha256, sha512, sha3-256, blake2b512)",
-					val, (int)n, bad);
-			return -EINVAL;
-		}
-		if (!pdd_hash_available()) {
-			pdd_usage_error("hash=%s: pdd was built without libcrypto", val);
-			return -EINVAL;
-		}
-		return 0;
-	}
+	case ARG_HASH:
+		return parse_hash(val, (unsigned int *)field);
 	case ARG_VERIFY:
 		if (!strcmp(val, "0"))
 			*(enum pdd_verify *)field = PDD_VERIFY_NONE;
@@ -524,78 +526,4 @@ int pdd_parse_args(int argc, char **argv, struct pdd_opts *o)
 		return 0;
 	merge_aliases(o);
 	return check_conflicts(o);
-}
-
-void pdd_usage(FILE *f)
-{
-	fputs(
-"Usage: pdd [OPERAND]... [OPTION]...\n"
-"Copy a file or device to another, in parallel, block offsets in order.\n"
-"\n"
-"  if=FILE        read from FILE (block, sg or raw device, file, FIFO, NBD URI;\n"
-"                 '-' stdin)\n"
-"  of=FILE        write to FILE (the same kinds; '-' stdout; '.' or /dev/null\n"
-"                 discard)\n"
-"  bs=BYTES       block size, the unit of skip, seek and count (default: logical\n"
-"                 block size of a device input or of an sg output, else 512);\n"
-"                 on an sg device it must be the logical block size\n"
-"  bpt=BLOCKS     blocks per transfer (default 128, or 32 when bs >= 2048)\n"
-"  skip=BLOCKS    skip BLOCKS blocks of the input\n"
-"  seek=BLOCKS    skip BLOCKS blocks of the output before writing\n"
-"  count=BLOCKS   copy BLOCKS blocks (default: the rest of the input)\n"
-"  threads=N      worker threads of the threads engine, shared by the sides\n"
-"                 it drives; also thr=N (default 4, at most 1024)\n"
-"  qd=N           transfers in flight (default 2 per thread; 64, or 16 MiB,\n"
-"                 for uring, aio and sg; 64, or 8 MiB, with an NBD side)\n"
-"  engine=NAME    each side's engine: auto (the default), uring, aio or threads;\n"
-"                 an sg device takes sg, an NBD export nbd; pdd --version lists\n"
-"                 those built in\n"
-"  iflag=FLAGS    direct,nodirect,dsync,excl,coe,fua,dpo,null\n"
-"  oflag=FLAGS    direct,nodirect,dsync,excl,force,append,trunc,nocreat,fua,dpo,\n"
-"                 null, zeroed (the output reads as zeros already)\n"
-"  coe=0|1        continue past unreadable blocks, writing zeros (default 0)\n"
-"  retries=N      read a bad block N more times before giving it up (default 0)\n"
-"  coe_limit=N    with coe, stop after N unreadable blocks (default 0: never)\n"
-"  map=FILE       keep a GNU ddrescue mapfile of what is copied and what is bad;\n"
-"                 a rerun copies only what it does not mark finished\n"
-"  map_interval=SECS  save the map this often (default 30; 0: only at the end)\n"
-"  sparse=BYTES   do not write runs of zeros in grains of BYTES: holes in files,\n"
-"                 zeroed ranges on devices; an input file's holes are not read\n"
-"                 (default: the output's block, at least 4096; 0 off)\n"
-"  conv=sparse    dd's name for the default sparse=; no other conv= is taken\n"
-"  sync=0|1       flush the output before exit (default 1)\n"
-"  time=0|1       print transfer time, rate and CPU use (default 0)\n"
-"  verify=0|1|only  read both ranges again and compare them after the copy\n"
-"                 (1), or instead of it (only); exit 14 if they differ\n""  hash=ALGS      digests of what is written, taken while copying: md5, sha1,\n"
-"                 sha256, sha512, sha3-256, blake2b512 (a comma list)\n"
-"  hashlog=FILE   write them as sha256sum -c reads them\n"
-"  hashwindow=BYTES  a digest of each window of BYTES too\n"
-"  status=WHICH   none (errors only), noxfer (no bytes line), progress\n"
-"                 (a line once a second while copying, as -p), or json (one\n"
-"                 JSON object on stdout at the end instead of the report)\n"
-"  verbose=N      diagnostics on stderr, also deb=N and -v\n"
-"\n"
-"sg devices:\n"
-"  cdbsz=6|10|12|16  READ/WRITE CDB size, raised when needed (default 10)\n"
-"  fua=0..3       force unit access: 1 of, 2 if, 3 both (also the fua flag)\n"
-"  dio=0|1        ask the sg driver for direct I/O (default 0)\n"
-"  timeout=SECS   how long one SCSI command may take (default 60), and one NBD\n"
-"                 request (default: no limit)\n"
-"\n"
-"NBD exports: nbd://HOST[:PORT]/EXPORT, nbd+unix:///EXPORT?socket=PATH,\n"
-"nbds:// and nbds+unix:// with TLS (?tls-psk-file=FILE or ?tls-certificates=DIR)\n"
-"  conns=N        connections to a server that advertises multi-conn (default 2,\n"
-"                 at most 16; else 1)\n"
-"  oflag=fua      send writes with FUA if the server has it (also dsync, fua=1)\n"
-"\n"
-"  --dry-run      open and check everything, print the plan, copy nothing\n"
-"  -h, --help     show this help\n"
-"  -V, --version  show the version\n"
-"  -p, --progress bytes, percent, rate and time left once a second\n"
-"  -v, --verbose  one more level of diagnostics\n"
-"\n"
-"Numbers take the suffixes c=1 w=2 b=512 K=KiB=1024 kB=1000 M=MiB MB G=GiB GB\n"
-"T=TiB TB, a 0x prefix for hex, and NxM for products.\n"
-"Block devices use direct I/O unless iflag/oflag=nodirect; raw devices always.\n"
-"See pdd(1) for exit statuses and examples.\n", f);
 }
