@@ -164,6 +164,7 @@ bool core_hash_feed(struct core *c, uint64_t idx);
 bool core_hash_room(struct core *c);
 int core_hash_fd(void *ctx);
 void core_hash_end(struct core *c);
+void core_hash_log(const struct core *c);
 
 /* copy-report.c */
 void core_say_end(const struct core *c);

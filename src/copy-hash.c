@@ -16,7 +16,9 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -66,14 +68,19 @@ int core_hash_fd(void *ctx)
 }
 
 /* Hash the output's bytes [off, off+len) by reading them (a resumed copy:
- * an earlier run wrote the rest). */
+ * an earlier run wrote the rest), through a descriptor of its own on the
+ * file pdd has open (the name may be '-', or another file by now).  A
+ * stop ends it: no digest. */
 static int reread(struct core *c, uint64_t off, uint64_t len)
 {
 	const size_t chunk = 4u << 20;
-	char *buf = malloc(chunk);
-	int fd = open(c->out->path, O_RDONLY | O_CLOEXEC), err = 0;
+	char *buf = malloc(chunk), self[64];
+	int fd, err = 0;
+	uint64_t fed = 0;
 	struct pollfd pfd;
 
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", c->out->fd_buf);
+	fd = open(self, O_RDONLY | O_CLOEXEC);
 	if (!buf || fd < 0) {
 		err = !buf ? -ENOMEM : -errno;
 		goto out;
@@ -82,21 +89,25 @@ static int reread(struct core *c, uint64_t off, uint64_t len)
 	c->r->hash = NULL;
 	err = pdd_hash_start(&c->r->hash, c->o->hash_algs, c->o->hashwindow, 2);
 	pfd = (struct pollfd){ .fd = err ? -1 : pdd_hash_fd(c->r->hash), .events = POLLIN };
-	for (uint64_t at = 0; !err && at < len;) {
+	for (uint64_t at = 0; !err && at < len; at += chunk) {
 		size_t n = len - at < chunk ? (size_t)(len - at) : chunk;
-		ssize_t got = pread(fd, buf, n, (off_t)(off + at));
 
-		if (got <= 0) {
-			err = got ? -errno : -EIO;
-			break;
+		for (size_t got = 0; !err && got < n;) {	/* short reads */
+			ssize_t k = pread(fd, buf + got, n - got, (off_t)(off + at + got));
+
+			err = k < 0 ? -errno : k == 0 ? -EIO : 0;
+			got += k > 0 ? (size_t)k : 0;
 		}
-		err = pdd_hash_feed(c->r->hash, buf, (size_t)got);
+		if (!err)
+			err = pdd_hash_feed(c->r->hash, buf, n);
+		fed++;
 		/* one buffer: wait until the hash is done with it */
-		while (!err && pdd_hash_consumed(c->r->hash) < at / chunk + 1) {
+		while (!err && pdd_hash_consumed(c->r->hash) < fed) {
+			if (pdd_stop_signal)
+				err = -EINTR;
 			pdd_hash_ack(c->r->hash);
 			(void)poll(&pfd, 1, 100);
 		}
-		at += (uint64_t)got;
 	}
 out:
 	if (fd >= 0)
@@ -105,18 +116,30 @@ out:
 	return err;
 }
 
+/* The range's length, for a copy that finished: all of it, or to where
+ * the input ended (a file or device holding less). */
+static uint64_t range_len(const struct core *c)
+{
+	uint64_t len = c->p->total != PDD_UNTIL_EOF ? c->p->total : c->r->done;
+	struct stat st;
+
+	if (c->out->kind == PDD_KIND_FILE && fstat(c->out->fd_buf, &st) == 0 &&
+	    (uint64_t)st.st_size < c->p->out_off + len)
+		len = (uint64_t)st.st_size > c->p->out_off ? (uint64_t)st.st_size - c->p->out_off : 0;
+	return len;
+}
+
 /*
- * After the copy: the digests are of the whole range when this run
- * wrote all of it and finished; of a resumed copy that finished, they
- * come from the output read back; otherwise there are none, only the
- * count of bytes hashed so far.  The hashlog is written for whole
- * digests only.
+ * After the copy, its flushes and the map's last save: the digests are
+ * of the whole range when this run wrote all of it and finished; of a
+ * resumed copy that finished, they come from the output read back;
+ * otherwise there are none, only the count of bytes hashed so far.
  */
 void core_hash_end(struct core *c)
 {
 	struct pdd_result *r = c->r;
-	bool finished = !r->err && !r->signal;
-	bool all = c->ntodo == 1 && c->todo[0].pos == 0;
+	bool all = c->ntodo == 1 && c->todo[0].pos == 0 &&
+		   (c->todo[0].size == c->p->total || c->todo[0].size == PDD_UNTIL_EOF);
 	int err;
 
 	if (!r->hash)
@@ -125,7 +148,7 @@ void core_hash_end(struct core *c)
 	r->hashed = pdd_hash_bytes(r->hash);
 	if (r->hashed > r->done)
 		r->hashed = r->done;	/* what was fed past a failure is not copied */
-	if (err || !finished)
+	if (err || r->err || r->signal)
 		return;
 	if (!all) {
 		if (c->out->kind != PDD_KIND_FILE && c->out->kind != PDD_KIND_BLOCK) {
@@ -136,7 +159,7 @@ void core_hash_end(struct core *c)
 		}
 		pdd_info(0, "hash=: this run wrote part of the range: hashing '%s' by reading it",
 			 c->out->name);
-		err = reread(c, c->p->out_off, r->done);
+		err = reread(c, c->p->out_off, range_len(c));
 		if (!err)
 			err = pdd_hash_finish(r->hash);
 		if (err) {
@@ -148,11 +171,19 @@ void core_hash_end(struct core *c)
 		r->hashed = pdd_hash_bytes(r->hash);
 	}
 	r->hash_whole = true;
-	if (c->o->hashlog) {
-		err = pdd_hash_log(r->hash, c->o->hashlog, c->out->name);
-		if (err) {
-			pdd_error("cannot write hashlog '%s': %s", c->o->hashlog, strerror(-err));
-			r->hash_failed = true;
-		}
+}
+
+/* hashlog=, once the copy is known good (flushed and closed). */
+void core_hash_log(const struct core *c)
+{
+	struct pdd_result *r = c->r;
+	int err;
+
+	if (!r->hash_whole || r->err || !c->o->hashlog)
+		return;
+	err = pdd_hash_log(r->hash, c->o->hashlog, c->out->name);
+	if (err) {
+		pdd_error("cannot write hashlog '%s': %s", c->o->hashlog, strerror(-err));
+		r->hash_failed = true;
 	}
 }

@@ -498,9 +498,8 @@ static int setup(struct core *c)
 	if (err)
 		return err;
 	core_sparse_setup(c);	/* after the truncation: the size it leaves */
-	/* a file read through the page cache is read in ascending order:
-	 * the kernel may read further ahead (an image's data extents, cold,
-	 * came in 10-20% sooner) */
+	/* read in ascending order: the kernel may read further ahead (an
+	 * image's data extents, cold, came in 10-20% sooner) */
 	if (c->in->kind == PDD_KIND_FILE && !c->in->direct && !c->in->stream)
 		(void)posix_fadvise(c->in->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	if (!c->out->direct && !c->out->stream && (c->o->sync || c->map) &&
@@ -568,7 +567,6 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 	}
 	core_partial_done(&c);
 	core_sparse_end(&c, true);	/* a failure is recorded in r */
-	core_hash_end(&c);
 	if (map)		/* flushes the output first */
 		core_save_map(&c, !r->err && !r->signal);
 	else if (o->sync && r->out_bytes) {
@@ -584,6 +582,7 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 	getrusage(RUSAGE_SELF, &ru1);
 	r->user_secs = tv_secs(ru1.ru_utime) - tv_secs(ru0.ru_utime);
 	r->sys_secs = tv_secs(ru1.ru_stime) - tv_secs(ru0.ru_stime);
+	core_hash_end(&c);	/* after the flushes, before its buffers go */
 	teardown(&c);
 	/* a file system may report a failed write-back only at close (NFS,
 	 * FUSE): the output's descriptors are closed here, and checked.  An
@@ -594,6 +593,7 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 		r->err = err;
 		r->err_op = PDD_OP_CLOSE;
 	}
+	core_hash_log(&c);	/* digests of a copy known good */
 	core_say_end(&c);
 	return 0;
 }

@@ -168,12 +168,11 @@ static const char *op_word(enum pdd_op op)
 	}
 }
 
-
 /* hash=: the bytes hashed, and the digests of the whole range (null
  * without them), with the windows' of hashwindow=. */
 static void hashes(FILE *f, bool *first, const struct pdd_result *r)
 {
-	const struct pdd_hash *h = r && r->hash_whole ? r->hash : NULL;
+	const struct pdd_hash *h = r && r->hash_whole && !r->err ? r->hash : NULL;
 	size_t nw = h ? pdd_hash_nwindows(h) : 0;
 
 	key(f, 1, first, "bytes_hashed");

@@ -116,7 +116,7 @@ static void report_hashes(const struct pdd_result *r)
 {
 	if (!r->hash)
 		return;
-	if (!r->hash_whole) {
+	if (!r->hash_whole || r->err) {
 		fprintf(stderr, "pdd: hashed %" PRIu64 " bytes so far%s\n", r->hashed,
 			r->hash_failed ? "" : "; no digest of the whole range");
 		return;

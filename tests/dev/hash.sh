@@ -116,6 +116,39 @@ expect_rc 0
 expect_err "pdd: hash=: this run wrote part of the range: hashing '$T/rout' by reading it"
 [ "$(said sha256)" = "$(digest sha256 "$T/rout")" ] || fail "resumed: the digest is not that of the output"
 
+# --- a map whose finished parts are at the end, and in the middle: the
+# whole range is read back (the output already holds those parts)
+for m in "0 1M ? / 1M 5M +" "0 1M + / 1M 1M ? / 2M 2M + / 4M 2M ?"; do
+	cp "$T/src" "$T/rout"
+	dd if=/dev/zero of="$T/rout" bs=1M count=1 conv=notrunc status=none
+	{ echo "# Mapfile"; echo "0x0 +"
+	  echo "$m" | tr '/' '\n' | while read -r a b st; do
+		[ -n "$a" ] && printf '0x%X 0x%X %s\n' $(($(numfmt --from=iec "$a"))) $(($(numfmt --from=iec "$b"))) "$st"
+	  done; } >"$T/rmap"
+	run_pdd if="$T/src" of="$T/rout" count=$((6 * 2048)) map="$T/rmap" hash=sha256
+	expect_rc 0
+	expect_err "pdd: hash=: this run wrote part of the range: hashing '$T/rout' by reading it"
+	[ "$(said sha256)" = "$(digest sha256 "$T/rout" 0 $((6 * MiB)))" ] ||
+		fail "map '$m': the digest is not that of the range"
+done
+
+# --- of=- resumed: the output pdd holds is read back, not a file named '-'
+cp "$T/src" "$T/sout"
+printf '# Mapfile\n0x0 +\n0x0 0x100000 +\n' >"$T/smap"
+echo "not the output" >"$T/-"
+(cd "$T" && rc=0 && "$PDD" if="$T/src" of=- map="$T/smap" hash=sha256 "${eng[@]}" 1<>"$T/sout" 2>"$T/err") ||
+	{ cat "$T/err"; fail "of=- resumed: the copy failed"; }
+[ "$(said sha256)" = "$(digest sha256 "$T/sout")" ] || fail "of=- resumed: the digest is not that of the output"
+
+# --- a copy whose flush fails gives no digest and no hashlog
+"$STAMP" fill "$T/fsback" 0 $((6 * MiB + 1000)) 63
+mkfaultfs "$T/fsback" "$T/fs" fsync=1
+rm -f "$T/flog"
+run_pdd if="$T/src" of="$T/fs/disk" hash=sha256 hashlog="$T/flog"
+expect_rc 3
+grep -q '^pdd: sha256 ' "$T/err" && { cat "$T/err"; fail "a copy whose flush failed printed a digest"; }
+[ ! -e "$T/flog" ] || fail "a copy whose flush failed wrote a hashlog"
+
 # --- refusals
 run_pdd if="$T/src" of="$T/x" hash=sha256,crc32
 expect_rc 1
