@@ -184,6 +184,18 @@ struct pdd_plan {
 #define PDD_WRITE_BACK (8u << 20)	/* written back through the page cache in these */
 #define PDD_UNTIL_EOF UINT64_MAX
 
+/* The greatest common divisor of a and b (a when b is 0). */
+static inline uint64_t pdd_gcd(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
 struct pdd_engine_ops;
 struct pdd_map;
 

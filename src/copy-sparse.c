@@ -183,15 +183,7 @@ bool core_sparse_zeroed(struct core *c, struct slot *s)
 
 static uint64_t lcm(uint64_t a, uint64_t b)
 {
-	uint64_t x = a, y = b;
-
-	while (y) {
-		uint64_t t = x % y;
-
-		x = y;
-		y = t;
-	}
-	return a / x * b;
+	return a / pdd_gcd(a, b) * b;
 }
 
 /* The unit a side moves in: its direct I/O multiple, or its block. */

@@ -17,17 +17,6 @@
 #include "engine.h"
 #include "pdd.h"
 
-static uint64_t gcd(uint64_t a, uint64_t b)
-{
-	while (b) {
-		uint64_t t = a % b;
-
-		a = b;
-		b = t;
-	}
-	return a;
-}
-
 static bool is_device(const struct pdd_dev *d)
 {
 	return d->kind == PDD_KIND_BLOCK || d->kind == PDD_KIND_RAW ||
@@ -114,7 +103,7 @@ static int check_alignment(const struct pdd_dev *d, const char *op,
 			   uint64_t blocks, const struct pdd_plan *p)
 {
 	uint64_t lbs = d->io_align;
-	uint64_t mult = lbs / gcd(p->bs, lbs);	/* blocks of bs per logical block */
+	uint64_t mult = lbs / pdd_gcd(p->bs, lbs);	/* blocks of bs per logical block */
 
 	if (!aligned_direct(d))
 		return 0;

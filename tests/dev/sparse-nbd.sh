@@ -35,8 +35,6 @@ punch $((30 * MiB + 512 * KiB)) $((4 * MiB + 512 * KiB))	# across 32 MiB
 punch $(((9216 + RANDOM % 2048) * 4096)) $(((1 + RANDOM % 512) * 4096))
 truncate -s "$size" "$T/img"	# a hole at the end, past the last block
 
-# json KEY FILE: a number from pdd's status=json
-json() { sed -n "s/.*\"$1\": *\\([0-9]*\\).*/\\1/p" "$2" | head -1; }
 
 # zero_map URI FILE: the export's zero extents as nbdinfo --map gives
 # them, adjacent ones merged, one "START END" a line

@@ -29,8 +29,8 @@ sgp() {
 	SGDOUBLE_WRITE_SAME_MAX=$wsmax SGDOUBLE_LOG=$T/log run_pdd "$@"
 }
 
-# json KEY: a number from the last run's status=json
-json() { sed -n "s/.*\"$1\": *\\([0-9]*\\).*/\\1/p" "$T/json" | head -1; }
+# jsn KEY: a number from the last run's status=json (lib.sh's json)
+jsn() { json "$1" "$T/json"; }
 
 # blocks OP: the blocks the double's log shows OP (the name as logged,
 # e.g. "WRITE SAME(16)") to have done, summed; n_OP: how many commands
@@ -92,7 +92,7 @@ for lbs in 512 4096; do
 			most=$(grep -F " WRITE SAME(16) [" "$T/log" | sed -n 's/.* blocks \([0-9]*\) len .*/\1/p' | sort -n | tail -1)
 			[ "$most" -le "$wsmax" ] || fail "a WRITE SAME of $most blocks, the device takes $wsmax"
 		fi
-		zeroed=$(json bytes_zeroed) written=$(json bytes_written)
+		zeroed=$(jsn bytes_zeroed) written=$(jsn bytes_written)
 		[ $(($(blocks "WRITE SAME(16)") * lbs)) = "$zeroed" ] ||
 			fail "WRITE SAME covered $(($(blocks "WRITE SAME(16)") * lbs)) bytes, the report says $zeroed zeroed"
 		[ $((zeroed + written)) = "$size" ] || fail "zeroed $zeroed + written $written is not $size"
@@ -113,8 +113,8 @@ for lbs in 512 4096; do
 	[ "$(grep -c "cannot zero" "$T/err")" = 1 ] || fail "the refusal was said $(grep -c "cannot zero" "$T/err") times"
 	cmp -s -n "$size" -- "$T/src" "$dev" || fail "without WRITE SAME the copy differs"
 	stamped "$dev" $((size / lbs)) $((NB - size / lbs)) 53 $((size / lbs))
-	[ "$(json bytes_zeroed)" = 0 ] || fail "without WRITE SAME $(json bytes_zeroed) bytes were zeroed"
-	[ "$(json bytes_written)" = "$size" ] || fail "without WRITE SAME $(json bytes_written) bytes written"
+	[ "$(jsn bytes_zeroed)" = 0 ] || fail "without WRITE SAME $(jsn bytes_zeroed) bytes were zeroed"
+	[ "$(jsn bytes_written)" = "$size" ] || fail "without WRITE SAME $(jsn bytes_written) bytes written"
 	[ "$(grep -F " WRITE SAME(16) [" "$T/log" | grep -cvF "asc 0x20/0x00")" = 0 ] ||
 		fail "a WRITE SAME was not refused"
 
@@ -138,7 +138,7 @@ for lbs in 512 4096; do
 	expect_rc 0
 	cmp -s -n "$size" -- "$T/src" "$dev" || fail "oflag=zeroed: the copy differs"
 	[ "$(count "WRITE SAME(16)")" = 0 ] || fail "oflag=zeroed sent WRITE SAME"
-	[ "$(json bytes_skipped)" = "$whole" ] || fail "oflag=zeroed skipped $(json bytes_skipped), not $whole"
+	[ "$(jsn bytes_skipped)" = "$whole" ] || fail "oflag=zeroed skipped $(jsn bytes_skipped), not $whole"
 	wrote=$(($(blocks "WRITE(10)") + $(blocks "WRITE(16)")))
 	[ $((wrote * lbs)) = $((size - whole)) ] || fail "oflag=zeroed wrote $((wrote * lbs)) bytes, not $((size - whole))"
 

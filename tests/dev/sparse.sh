@@ -24,8 +24,6 @@ for _ in 1 2 3 4 5 6; do
 done
 truncate -s "$size" "$T/src"
 
-# json KEY FILE: a number from pdd's status=json
-json() { sed -n "s/.*\"$1\": *\\([0-9]*\\).*/\\1/p" "$2" | head -1; }
 
 # zeros in whole 4096-byte grains of the input, the least a sparse copy
 # must leave unwritten
@@ -89,14 +87,7 @@ dd if="$T/part" of="$T/holes" bs=4096 seek=$((5 * 256)) conv=notrunc status=none
 dd if="$T/part" of="$T/holes" bs=1 count=777 seek=$((20 * MiB + 99)) conv=notrunc status=none
 # holes_of FILE: the bytes in its holes, as SEEK_DATA and SEEK_HOLE say
 holes_of() {
-	python3 -c 'import os, sys
-fd = os.open(sys.argv[1], os.O_RDONLY); end = os.fstat(fd).st_size; pos = n = 0
-while pos < end:
-    try: d = os.lseek(fd, pos, os.SEEK_DATA)
-    except OSError: d = end
-    n += d - pos
-    pos = os.lseek(fd, d, os.SEEK_HOLE) if d < end else end
-print(n)' "$1"
+	data_extents "$1" | awk -v size="$(stat -c %s "$1")" '{ n += $3 - $2 } END { print size - n }'
 }
 inholes=$(holes_of "$T/holes")
 [ "$inholes" -gt $((28 * MiB)) ] || fail "the input has only $inholes bytes of holes"
