@@ -71,10 +71,17 @@ const char *pdd_hash_hex(const struct pdd_hash *h, enum pdd_hash_alg a);
 size_t pdd_hash_nwindows(const struct pdd_hash *h);
 void pdd_hash_window(const struct pdd_hash *h, size_t i, uint64_t *off, uint64_t *len);
 const char *pdd_hash_window_hex(const struct pdd_hash *h, size_t i, enum pdd_hash_alg a);
+/* Where the hashed bytes lie in the output named in a hashlog: from off,
+ * len of them, which are all of it (whole) or not. */
+struct pdd_hash_range {
+	uint64_t off, len;
+	bool whole;
+};
 /* Write a hashlog after finish, replacing PATH through PATH.new, fsync and
  * rename (the format is described in src/hash-log.c).  NAME
  * is the output's name as given.  0 or -errno. */
-int pdd_hash_log(const struct pdd_hash *h, const char *path, const char *name);
+int pdd_hash_log(const struct pdd_hash *h, const char *path, const char *name,
+		 const struct pdd_hash_range *rg);
 /* Free everything (threads stopped if still running, without waiting for
  * what is queued).  NULL is allowed. */
 void pdd_hash_free(struct pdd_hash *h);

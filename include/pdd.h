@@ -63,6 +63,8 @@ enum pdd_verify {
 	PDD_VERIFY_NONE,		/* verify=0 */
 	PDD_VERIFY_AFTER,		/* verify=1: compare after the copy */
 	PDD_VERIFY_ONLY,		/* verify=only: compare, copy nothing */
+	PDD_VERIFY_HASH,		/* verify=hash: the output's digests read
+					 * back against the copy's */
 };
 
 /* What the command line asked for, before any file is looked at. */
@@ -226,8 +228,13 @@ struct pdd_result {
 	struct pdd_hash *hash;		/* hash=: the digests, or NULL */
 	uint64_t hashed;		/* bytes of the range hashed */
 	bool hash_whole;		/* the digests cover the whole range */
-	bool hash_reread;		/* read from the output after the copy
-					 * (a resumed copy wrote only part) */
+	bool hash_reread;		/* to be read from the output after the
+					 * copy (a resumed copy wrote only part) */
+	uint64_t hash_len;		/* the bytes the digests are to cover */
+	bool hash_file;			/* ... which are all the output's (a
+					 * checker given its name reads them) */
+	double hash_wait;		/* seconds reads waited for the hash */
+	unsigned int verify_hash_diff;	/* verify=hash: digests that differ */
 	bool hash_failed;		/* no digest where one was due, or the
 					 * hashlog could not be written */
 	bool unflushed;			/* the last flush failed after another
@@ -343,6 +350,7 @@ size_t pdd_fmt_time_line(char *buf, size_t len, uint64_t bytes, double secs);
 void pdd_report(const struct pdd_opts *o, const struct pdd_plan *p,
 		const struct pdd_result *r);
 int pdd_exit_status(const struct pdd_result *r);
+bool pdd_hash_limited(const struct pdd_result *r);
 void pdd_result_free(struct pdd_result *r);
 double pdd_now(void);
 char *pdd_resume_command(int argc, char **argv, const struct pdd_plan *p,
@@ -358,12 +366,26 @@ void pdd_progress_start(bool on, const struct pdd_extent *todo, size_t n,
 void pdd_progress_tick(uint64_t bytes, double now, double idle);
 void pdd_progress_end(void);
 
-/* verify.c */
+/* verify-open.c */
 int pdd_verify_check(const struct pdd_opts *o, const struct pdd_dev *in,
 		     const struct pdd_dev *out, const struct pdd_plan *p);
+int pdd_verify_open(struct pdd_dev *v, const struct pdd_dev *d, int std_fd,
+		    unsigned int conns);
+
+/* verify.c */
 int pdd_verify(const struct pdd_plan *p, const struct pdd_dev *in,
 	       const struct pdd_dev *out, const struct pdd_opts *o,
 	       struct pdd_result *r);
+struct pdd_hash;
+int pdd_verify_read(const struct pdd_plan *p, const struct pdd_dev *out,
+		    const struct pdd_opts *o, struct pdd_result *r,
+		    struct pdd_hash *h, uint64_t len);
+
+/* verify-hash.c */
+void pdd_hash_after(const struct pdd_plan *p, const struct pdd_dev *out,
+		    const struct pdd_opts *o, struct pdd_result *r);
+int pdd_verify_hash(const struct pdd_plan *p, const struct pdd_dev *out,
+		    const struct pdd_opts *o, struct pdd_result *r);
 
 /* signals.c */
 extern volatile sig_atomic_t pdd_stop_signal;
@@ -391,6 +413,7 @@ struct pdd_json {
 	const struct pdd_dev *in, *out;	/* once both are open */
 	const struct pdd_plan *p;	/* once the plan is made */
 	const struct pdd_result *r;	/* once the copy (or verify) ran */
+	const struct pdd_opts *o;	/* with r */
 	const struct pdd_map *map;	/* with map= */
 	const char *resume;		/* the command that resumes, or NULL */
 	const char *message;		/* why pdd stopped before copying */

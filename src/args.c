@@ -340,8 +340,10 @@ static int set_operand(struct pdd_opts *o, const struct operand *op,
 			*(enum pdd_verify *)field = PDD_VERIFY_AFTER;
 		else if (!strcmp(val, "only"))
 			*(enum pdd_verify *)field = PDD_VERIFY_ONLY;
+		else if (!strcmp(val, "hash"))
+			*(enum pdd_verify *)field = PDD_VERIFY_HASH;
 		else {
-			pdd_usage_error("verify=%s: choose 0, 1 or only", val);
+			pdd_usage_error("verify=%s: choose 0, 1, only or hash", val);
 			return -EINVAL;
 		}
 		return 0;
@@ -525,5 +527,8 @@ int pdd_parse_args(int argc, char **argv, struct pdd_opts *o)
 	if (o->help || o->version)
 		return 0;
 	merge_aliases(o);
+	/* verify=hash compares digests: sha256's unless hash= names others */
+	if (o->verify == PDD_VERIFY_HASH && !o->hash_algs)
+		o->hash_algs = 1u << PDD_HASH_SHA256;
 	return check_conflicts(o);
 }

@@ -51,8 +51,23 @@ bool core_hash_feed(struct core *c, uint64_t idx)
 /* May the next read start: is the slot it takes done with by the hash? */
 bool core_hash_room(struct core *c)
 {
-	return !c->r->hash ||
-	       pdd_seq_next_read(&c->seq) < pdd_hash_consumed(c->r->hash) + pdd_seq_win(&c->seq);
+	bool room = !c->r->hash ||
+		    pdd_seq_next_read(&c->seq) < pdd_hash_consumed(c->r->hash) + pdd_seq_win(&c->seq);
+
+	core_hash_wait(c, room);
+	return room;
+}
+
+/* The time reads waited for the hash alone (asked only when nothing
+ * else holds them back), which says whether it limited the speed. */
+void core_hash_wait(struct core *c, bool room)
+{
+	if (!room && !c->hash_wait_from) {
+		c->hash_wait_from = pdd_now();
+	} else if (room && c->hash_wait_from) {
+		c->r->hash_wait += pdd_now() - c->hash_wait_from;
+		c->hash_wait_from = 0;
+	}
 }
 
 /* The driver's pending_fd: the hash's descriptor while it holds
@@ -65,55 +80,6 @@ int core_hash_fd(void *ctx)
 		return -1;
 	pdd_hash_ack(c->r->hash);
 	return pdd_hash_consumed(c->r->hash) < c->hash_fed ? pdd_hash_fd(c->r->hash) : -1;
-}
-
-/* Hash the output's bytes [off, off+len) by reading them (a resumed copy:
- * an earlier run wrote the rest), through a descriptor of its own on the
- * file pdd has open (the name may be '-', or another file by now).  A
- * stop ends it: no digest. */
-static int reread(struct core *c, uint64_t off, uint64_t len)
-{
-	const size_t chunk = 4u << 20;
-	char *buf = malloc(chunk), self[64];
-	int fd, err = 0;
-	uint64_t fed = 0;
-	struct pollfd pfd;
-
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", c->out->fd_buf);
-	fd = open(self, O_RDONLY | O_CLOEXEC);
-	if (!buf || fd < 0) {
-		err = !buf ? -ENOMEM : -errno;
-		goto out;
-	}
-	pdd_hash_free(c->r->hash);
-	c->r->hash = NULL;
-	err = pdd_hash_start(&c->r->hash, c->o->hash_algs, c->o->hashwindow, 2);
-	pfd = (struct pollfd){ .fd = err ? -1 : pdd_hash_fd(c->r->hash), .events = POLLIN };
-	for (uint64_t at = 0; !err && at < len; at += chunk) {
-		size_t n = len - at < chunk ? (size_t)(len - at) : chunk;
-
-		for (size_t got = 0; !err && got < n;) {	/* short reads */
-			ssize_t k = pread(fd, buf + got, n - got, (off_t)(off + at + got));
-
-			err = k < 0 ? -errno : k == 0 ? -EIO : 0;
-			got += k > 0 ? (size_t)k : 0;
-		}
-		if (!err)
-			err = pdd_hash_feed(c->r->hash, buf, n);
-		fed++;
-		/* one buffer: wait until the hash is done with it */
-		while (!err && pdd_hash_consumed(c->r->hash) < fed) {
-			if (pdd_stop_signal)
-				err = -EINTR;
-			pdd_hash_ack(c->r->hash);
-			(void)poll(&pfd, 1, 100);
-		}
-	}
-out:
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	return err;
 }
 
 /* The range's length, for a copy that finished: all of it, or to where
@@ -129,11 +95,27 @@ static uint64_t range_len(const struct core *c)
 	return len;
 }
 
+/* Does the range cover the whole output, so that a checker given its
+ * name (sha256sum -c) reads exactly the bytes hashed? */
+static bool whole_file(const struct core *c, uint64_t len)
+{
+	const struct pdd_dev *out = c->out;
+	struct stat st;
+
+	if (c->p->out_off || !strcmp(out->name, "-"))
+		return false;
+	if (out->kind == PDD_KIND_FILE)
+		return fstat(out->fd_buf, &st) == 0 && (uint64_t)st.st_size == len;
+	return out->kind == PDD_KIND_BLOCK && out->size_known && out->size == len;
+}
+
 /*
  * After the copy, its flushes and the map's last save: the digests are
- * of the whole range when this run wrote all of it and finished; of a
- * resumed copy that finished, they come from the output read back;
- * otherwise there are none, only the count of bytes hashed so far.
+ * of the whole range when this run wrote all of it and finished.  A
+ * resumed copy that finished wrote part: its digests are to come from
+ * the output read back (pdd_hash_after(), once the copy's engines are
+ * gone).  Otherwise there are none, only the count of bytes hashed so
+ * far.
  */
 void core_hash_end(struct core *c)
 {
@@ -144,46 +126,17 @@ void core_hash_end(struct core *c)
 
 	if (!r->hash)
 		return;
+	core_hash_wait(c, true);
 	err = pdd_hash_finish(r->hash);
 	r->hashed = pdd_hash_bytes(r->hash);
 	if (r->hashed > r->done)
 		r->hashed = r->done;	/* what was fed past a failure is not copied */
 	if (err || r->err || r->signal)
 		return;
-	if (!all) {
-		if (c->out->kind != PDD_KIND_FILE && c->out->kind != PDD_KIND_BLOCK) {
-			pdd_error("hash=: this run wrote part of '%s', which pdd cannot read back to hash",
-				  c->out->name);
-			r->hash_failed = true;
-			return;
-		}
-		pdd_info(0, "hash=: this run wrote part of the range: hashing '%s' by reading it",
-			 c->out->name);
-		err = reread(c, c->p->out_off, range_len(c));
-		if (!err)
-			err = pdd_hash_finish(r->hash);
-		if (err) {
-			pdd_error("hash=: cannot read '%s' back: %s", c->out->name, strerror(-err));
-			r->hash_failed = true;
-			return;
-		}
+	r->hash_len = all ? r->hashed : range_len(c);
+	r->hash_file = whole_file(c, r->hash_len);
+	if (all)
+		r->hash_whole = true;
+	else
 		r->hash_reread = true;
-		r->hashed = pdd_hash_bytes(r->hash);
-	}
-	r->hash_whole = true;
-}
-
-/* hashlog=, once the copy is known good (flushed and closed). */
-void core_hash_log(const struct core *c)
-{
-	struct pdd_result *r = c->r;
-	int err;
-
-	if (!r->hash_whole || r->err || !c->o->hashlog)
-		return;
-	err = pdd_hash_log(r->hash, c->o->hashlog, c->out->name);
-	if (err) {
-		pdd_error("cannot write hashlog '%s': %s", c->o->hashlog, strerror(-err));
-		r->hash_failed = true;
-	}
 }

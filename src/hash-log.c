@@ -49,7 +49,12 @@ static void put_name(FILE *f, const char *name)
  *                                      and b2sum print it
  *   TAG (NAME) = DIGEST                the same in --tag form, where the
  *                                      plain form would be misread (below)
- *   # ALG DIGEST  NAME:OFF-END         a window: bytes OFF to END - 1
+ *   # ALG DIGEST  NAME:OFF-END         a window: bytes OFF to END - 1 of
+ *                                      the output; and the whole range's
+ *                                      digest when the range is not the
+ *                                      whole output (seek=, a device
+ *                                      larger than it): a checker would
+ *                                      read the whole output and fail
  *
  * A checker skips a line that is not its own as "improperly formatted"
  * (and then warns, or fails with --strict) but takes any plain line whose
@@ -63,7 +68,17 @@ static void put_name(FILE *f, const char *name)
  * algorithms together.  A name with a backslash or a newline is escaped
  * as coreutils escapes it, the line starting with a backslash.
  */
-static void write_log(const struct pdd_hash *h, FILE *f, const char *name)
+/* A comment line: algorithm a's digest hex of bytes [off, end). */
+static void put_comment(FILE *f, enum pdd_hash_alg a, const char *hex, const char *name,
+			uint64_t off, uint64_t end)
+{
+	fprintf(f, "# %s %s  ", pdd_hash_name(a), hex);
+	put_name(f, name);
+	fprintf(f, ":%llu-%llu\n", (unsigned long long)off, (unsigned long long)end);
+}
+
+static void write_log(const struct pdd_hash *h, FILE *f, const char *name,
+		      const struct pdd_hash_range *rg)
 {
 	bool esc = strpbrk(name, "\\\n") != NULL;
 	bool blake = pdd_hash_hex(h, PDD_HASH_BLAKE2B512) != NULL, others = false;
@@ -75,6 +90,10 @@ static void write_log(const struct pdd_hash *h, FILE *f, const char *name)
 
 		if (!hex)
 			continue;
+		if (!rg->whole) {
+			put_comment(f, a, hex, name, rg->off, rg->off + rg->len);
+			continue;
+		}
 		fputs(esc ? "\\" : "", f);
 		if ((blake && others) || a == PDD_HASH_SHA3_256) {
 			fprintf(f, "%s (", tags[a]);
@@ -91,18 +110,16 @@ static void write_log(const struct pdd_hash *h, FILE *f, const char *name)
 
 		pdd_hash_window(h, k, &off, &len);
 		for (int a = 0; a < PDD_HASH_MAX; a++) {
-			if (!pdd_hash_hex(h, a))
-				continue;
-			fprintf(f, "# %s %s  ", pdd_hash_name(a), pdd_hash_window_hex(h, k, a));
-			put_name(f, name);
-			fprintf(f, ":%llu-%llu\n", (unsigned long long)off,
-				(unsigned long long)(off + len));
+			if (pdd_hash_hex(h, a))
+				put_comment(f, a, pdd_hash_window_hex(h, k, a), name,
+					    rg->off + off, rg->off + off + len);
 		}
 	}
 }
 
 /* PATH.new written and on disk, in the directory open as dfd. */
-static int write_new(const struct pdd_hash *h, int dfd, const char *tmp, const char *name)
+static int write_new(const struct pdd_hash *h, int dfd, const char *tmp, const char *name,
+		     const struct pdd_hash_range *rg)
 {
 	FILE *f;
 	int fd, err = 0;
@@ -120,7 +137,7 @@ static int write_new(const struct pdd_hash *h, int dfd, const char *tmp, const c
 		return err;
 	}
 	errno = 0;
-	write_log(h, f, name);
+	write_log(h, f, name, rg);
 	if (ferror(f) || fflush(f))
 		err = errno ? -errno : -EIO;
 	else if (fsync(fd))
@@ -130,7 +147,8 @@ static int write_new(const struct pdd_hash *h, int dfd, const char *tmp, const c
 	return err;
 }
 
-int pdd_hash_log(const struct pdd_hash *h, const char *path, const char *name)
+int pdd_hash_log(const struct pdd_hash *h, const char *path, const char *name,
+		 const struct pdd_hash_range *rg)
 {
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
@@ -160,7 +178,7 @@ int pdd_hash_log(const struct pdd_hash *h, const char *path, const char *name)
 		err = -errno;
 		goto out;
 	}
-	err = write_new(h, dfd, tmp, name);
+	err = write_new(h, dfd, tmp, name, rg);
 	if (!err && renameat(dfd, tmp, dfd, base))
 		err = -errno;
 	if (err)

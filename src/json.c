@@ -168,15 +168,25 @@ static const char *op_word(enum pdd_op op)
 	}
 }
 
-/* hash=: the bytes hashed, and the digests of the whole range (null
- * without them), with the windows' of hashwindow=. */
-static void hashes(FILE *f, bool *first, const struct pdd_result *r)
+/* hash=: the bytes hashed, what limited the speed, and the digests of
+ * the whole range (null without them), with the windows' of
+ * hashwindow= (their offsets in the output, as in the hashlog). */
+static void hashes(FILE *f, bool *first, const struct pdd_result *r,
+		   const struct pdd_plan *p)
 {
 	const struct pdd_hash *h = r && r->hash_whole && !r->err ? r->hash : NULL;
 	size_t nw = h ? pdd_hash_nwindows(h) : 0;
+	uint64_t base = p ? p->out_off - p->out_base : 0;
 
 	key(f, 1, first, "bytes_hashed");
 	fprintf(f, "%" PRIu64, r ? r->hashed : 0);
+	key(f, 1, first, "hash_wait_seconds");
+	num(f, r ? r->hash_wait : 0);
+	key(f, 1, first, "speed_limited_by");
+	if (r && r->hash && r->hashed && !r->hash_reread)
+		fprintf(f, "\"%s\"", pdd_hash_limited(r) ? pdd_hash_name(pdd_hash_slowest(r->hash)) : "copy");
+	else
+		fputs("null", f);
 	key(f, 1, first, "hashes");
 	if (!h) {
 		fputs("null", f);
@@ -200,7 +210,7 @@ static void hashes(FILE *f, bool *first, const struct pdd_result *r)
 
 		pdd_hash_window(h, i, &off, &len);
 		fprintf(f, "%s\n    { \"offset\": %" PRIu64 ", \"length\": %" PRIu64, i ? "," : "",
-			off, len);
+			base + off, len);
 		for (int a = 0; a < PDD_HASH_MAX; a++)
 			if (pdd_hash_window_hex(h, i, (enum pdd_hash_alg)a))
 				fprintf(f, ", \"%s\": \"%s\"", pdd_hash_name((enum pdd_hash_alg)a),
@@ -288,15 +298,24 @@ static void map(FILE *f, const struct pdd_json *j)
 	fprintf(f, "\n  }");
 }
 
-static void verify(FILE *f, const struct pdd_result *r)
+/* verify=: how it went; with verify=hash, blocks are those read back
+ * and digests_differ counts the digests that differ (null otherwise) */
+static void verify(FILE *f, const struct pdd_result *r, const struct pdd_opts *o)
 {
-	bool first = true;
+	bool first = true, hash = o && o->verify == PDD_VERIFY_HASH;
 
 	if (!r || !r->verified) {
 		fputs("null", f);
 		return;
 	}
 	fputc('{', f);
+	key(f, 2, &first, "mode");
+	fprintf(f, "\"%s\"", hash ? "hash" : o && o->verify == PDD_VERIFY_ONLY ? "only" : "1");
+	key(f, 2, &first, "digests_differ");
+	if (hash)
+		fprintf(f, "%u", r->verify_hash_diff);
+	else
+		fputs("null", f);
 	key(f, 2, &first, "blocks");
 	fprintf(f, "%" PRIu64, r->verify_blocks);
 	key(f, 2, &first, "differ");
@@ -351,7 +370,7 @@ void pdd_report_json(FILE *f, const struct pdd_json *j)
 	r ? fprintf(f, "%" PRIu64, r->skip_bytes) : fputs("0", f);
 	key(f, 1, &first, "bytes_in_holes");	/* of bytes_in: not read */
 	r ? fprintf(f, "%" PRIu64, r->hole_bytes) : fputs("0", f);
-	hashes(f, &first, r);
+	hashes(f, &first, r, j->p);
 	key(f, 1, &first, "records_in");
 	records(f, r ? r->in_bytes : 0, p ? p->bs : 512);
 	key(f, 1, &first, "records_out");
@@ -381,7 +400,7 @@ void pdd_report_json(FILE *f, const struct pdd_json *j)
 	key(f, 1, &first, "map");
 	map(f, j);
 	key(f, 1, &first, "verify");
-	verify(f, r);
+	verify(f, r, j->o);
 	key(f, 1, &first, "resume");
 	pdd_json_str(f, j->resume);
 	key(f, 1, &first, "exit_status");

@@ -130,6 +130,8 @@ static void dry_run(const struct pdd_opts *o, const struct pdd_plan *p,
 	if (o->verify)
 		fprintf(f, "  verify  %s\n", o->verify == PDD_VERIFY_ONLY ?
 			"only: compare the two ranges, write nothing" :
+			o->verify == PDD_VERIFY_HASH ?
+			"hash: read the output back after the copy and compare its digests" :
 			"read both ranges again after the copy and compare them");
 }
 
@@ -168,6 +170,7 @@ static int copy(int argc, char **argv, const struct pdd_opts *o,
 	 * what was copied, for the next command of the shell's */
 	pdd_dev_leave(in, p->in_off + r->done);
 	pdd_dev_leave(out, p->out_off + r->done);
+	pdd_hash_after(p, out, o, r);	/* a resumed copy's digests, the hashlog */
 	pdd_report(o, p, r);
 	if (m && pdd_map_bytes(m, p->in_off, p->in_off + p->total, PDD_MAP_DONE) < p->total) {
 		describe_map(line, sizeof(line), m, p);
@@ -179,8 +182,9 @@ static int copy(int argc, char **argv, const struct pdd_opts *o,
 	if (*resume)
 		pdd_error("to resume: %s", *resume);
 	/* only a copy that finished is worth comparing */
-	if (o->verify == PDD_VERIFY_AFTER && !r->err && !r->signal) {
-		err = pdd_verify(p, in, out, o, r);
+	if (o->verify && !r->err && !r->signal) {
+		err = o->verify == PDD_VERIFY_HASH ? pdd_verify_hash(p, out, o, r) :
+						     pdd_verify(p, in, out, o, r);
 		if (err)
 			return pdd_exit_os(err);
 	}
@@ -267,6 +271,7 @@ int main(int argc, char **argv)
 out:
 	if (o.status == PDD_STATUS_JSON) {
 		js.r = copied ? &r : NULL;
+		js.o = &o;
 		js.resume = resume;
 		js.dry_run = o.dry_run;
 		js.message = copied ? NULL : pdd_first_error();

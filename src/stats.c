@@ -125,6 +125,30 @@ static void report_hashes(const struct pdd_result *r)
 		if (pdd_hash_hex(r->hash, (enum pdd_hash_alg)a))
 			fprintf(stderr, "pdd: %s %s\n", pdd_hash_name((enum pdd_hash_alg)a),
 				pdd_hash_hex(r->hash, (enum pdd_hash_alg)a));
+	if (r->bad_blocks)
+		fprintf(stderr, "pdd: the digests include %" PRIu64 " unreadable block%s of %u bytes,"
+			" hashed as the zeros written for them\n", r->bad_blocks,
+			r->bad_blocks == 1 ? "" : "s", r->bad_unit);
+}
+
+/* Did reads wait for the hash for more than 5% of the copy's time? */
+bool pdd_hash_limited(const struct pdd_result *r)
+{
+	return r->hash_wait > 0.05 * r->secs;
+}
+
+/* hash=: which limited the speed, the copy or the slowest hash (the
+ * time reads waited for it alone).  Not for digests read back. */
+static void report_pace(const struct pdd_result *r)
+{
+	if (!r->hash || !r->hashed || r->hash_reread)
+		return;
+	if (pdd_hash_limited(r))
+		fprintf(stderr, "pdd: the %s hash limited the speed: reads waited %.2f s of %.2f s for it\n",
+			pdd_hash_name(pdd_hash_slowest(r->hash)), r->hash_wait, r->secs);
+	else
+		fprintf(stderr, "pdd: the copy limited the speed, not the hash: reads waited %.2f s for it\n",
+			r->hash_wait);
 }
 
 void pdd_report(const struct pdd_opts *o, const struct pdd_plan *p,
@@ -147,6 +171,7 @@ void pdd_report(const struct pdd_opts *o, const struct pdd_plan *p,
 				r->skip_bytes);
 	}
 	report_hashes(r);
+	report_pace(r);
 	if (o->time) {
 		pdd_fmt_time_line(line, sizeof(line), r->out_bytes, r->secs);
 		fprintf(stderr, "%s\n", line);
@@ -192,7 +217,7 @@ int pdd_exit_status(const struct pdd_result *r)
 		if (r->bad_blocks)
 			return PDD_EXIT_MEDIUM_HARD;
 		/* verify= found the output unlike the input */
-		return r->verify_diff ? PDD_EXIT_MISCOMPARE : PDD_EXIT_OK;
+		return r->verify_diff || r->verify_hash_diff ? PDD_EXIT_MISCOMPARE : PDD_EXIT_OK;
 	case EIO:
 	case EREMOTEIO:
 	case EBADMSG:

@@ -19,6 +19,11 @@
  * A side that ends inside the range (an output file shorter than the
  * range) leaves its missing blocks unmatched: they count as differing.
  * A read error stops the comparison as it stops a copy.
+ *
+ * With a hash (verify=hash, and the digests of a resumed hash=) only the
+ * output is read, the same way, and each transfer is fed to the hash
+ * in order as soon as it and those before it are back; its buffer is
+ * reused once the hash threads are done with it (src/hash.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -31,6 +36,7 @@
 
 #include "drive.h"
 #include "engine.h"
+#include "hash.h"
 #include "pdd.h"
 
 struct vslot {
@@ -43,6 +49,8 @@ struct vslot {
 	bool buffered[2];		/* the direct descriptor refused it */
 	unsigned int pending;		/* reads in flight: 0, 1 or 2 */
 	bool cut;			/* a stop gave up one of the reads */
+	bool ready;			/* with a hash: read, waiting its turn */
+	uint64_t entries;		/* with a hash: entries fed up to it */
 };
 
 struct verifier {
@@ -63,143 +71,16 @@ struct verifier {
 	bool stop;			/* an error or a signal: start nothing */
 	uint64_t err_idx;		/* transfer of the error in r */
 	int err_side;
+	/* with a hash: the output alone is read and fed to h in order */
+	struct pdd_hash *h;
+	uint64_t fed, freed;		/* transfers below are fed, and back */
+	struct vslot **byidx;		/* transfer i's slot, at i % nslots */
 };
 
-static const char *mode(const struct pdd_opts *o)
+/* Buffers per slot: both sides' to compare, the output's to hash. */
+static unsigned int per_slot(const struct verifier *v)
 {
-	return o->verify == PDD_VERIFY_ONLY ? "only" : "1";
-}
-
-/* What verify= cannot do, refused before anything is written (and in
- * --dry-run) with exit status 31. */
-int pdd_verify_check(const struct pdd_opts *o, const struct pdd_dev *in,
-		     const struct pdd_dev *out, const struct pdd_plan *p)
-{
-	const char *m = mode(o);
-
-	if (o->verify == PDD_VERIFY_NONE)
-		return 0;
-	if (in->stream || p->total == PDD_UNTIL_EOF) {
-		pdd_error("verify=%s: '%s' is a %s, which cannot be read again", m,
-			  in->name, pdd_kind_name(in->kind));
-		return -EINVAL;
-	}
-	if (out->kind == PDD_KIND_NULL || out->kind == PDD_KIND_ZERO) {
-		pdd_error("verify=%s: '%s' discards what is written: there is nothing to compare",
-			  m, out->name);
-		return -EINVAL;
-	}
-	if (out->stream && (out->flags & PDD_F_APPEND) && out->seekable) {
-		pdd_error("verify=%s and oflag=append contradict: the range written to '%s' is not known",
-			  m, out->name);
-		return -EINVAL;
-	}
-	if (out->stream) {
-		pdd_error("verify=%s: '%s' is a %s, which cannot be read back", m,
-			  out->name, pdd_kind_name(out->kind));
-		return -EINVAL;
-	}
-	if (o->verify == PDD_VERIFY_AFTER && o->coe) {
-		pdd_error("verify=1 and coe=1 contradict: blocks written as zeros cannot match");
-		return -EINVAL;
-	}
-	if (o->map) {
-		pdd_error("verify=%s and map= contradict: a run with a map copies only part of the range",
-			  m);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/*
- * Open d's file again for reading into v: with O_DIRECT on a device, and
- * on a regular file when its file system takes it; otherwise buffered,
- * after asking the kernel to drop the file's clean cached pages so that
- * what is read comes from the storage where it can.  A buffered
- * descriptor is kept beside a direct one for pieces direct I/O cannot
- * take, as the copy does.  An sg device is opened for reading and
- * writing, as the driver's asynchronous interface needs (or its open
- * descriptor shared), and read with SCSI READ commands as in the copy.
- * An NBD side is read over the copy's connections while they are open,
- * or connected to again.
- */
-static int open_side(struct pdd_dev *v, const struct pdd_dev *d, int std_fd,
-		     unsigned int conns)
-{
-	bool want = d->kind == PDD_KIND_BLOCK || d->kind == PDD_KIND_RAW ||
-		    d->kind == PDD_KIND_FILE;
-	const char *path = d->path;
-	char proc[32];
-	int err;
-
-	*v = *d;		/* its name, kind, sizes and alignment */
-	v->output = false;
-	v->stream = false;
-	v->direct = false;
-	v->own_fd = true;
-	v->fd = v->fd_buf = -1;
-	v->nbd = NULL;		/* the copy's connections are d's to close */
-	if (d->kind == PDD_KIND_NBD && d->nbd) {
-		/* the copy's connections, still open (the input's, and both
-		 * with verify=only): a server may take one client at a time
-		 * (qemu-nbd's default), and an NBD client keeps no cache to
-		 * read past.  teardown() gives them back. */
-		v->nbd = d->nbd;
-		pdd_info(1, "verify: reading '%s' over the copy's connections", v->name);
-		return 0;
-	}
-	if (d->kind == PDD_KIND_NBD) {
-		/* not kept open by the copy (it keeps them all for this): new
-		 * connections, as a file is opened again */
-		err = pdd_dev_open(v, d->path, false, d->flags);
-		v->timeout_ms = d->timeout_ms;
-		if (!err)
-			err = pdd_nbd_connect(v, conns);
-		if (!err)
-			pdd_info(1, "verify: reading '%s' over a new connection", v->name);
-		return err;
-	}
-	if (!strcmp(path, "-")) {
-		/* standard input or output redirected from or to a file (the
-		 * shell's descriptor: the copy has closed its own by now) */
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", std_fd);
-		path = proc;
-	}
-	if (d->kind == PDD_KIND_SG) {
-		/* the sg driver lets no one else open a device held with
-		 * O_EXCL (excl), pdd included: share the copy's descriptor
-		 * while it is open, and claim the device again if not */
-		if (d->fd >= 0)
-			v->fd = fcntl(d->fd, F_DUPFD_CLOEXEC, 0);
-		else
-			v->fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK |
-				     ((d->flags & PDD_F_EXCL) ? O_EXCL : 0));
-		v->fd_buf = v->fd;
-		if (v->fd < 0)
-			goto fail;
-		pdd_info(1, "verify: reading '%s' with SCSI commands", v->name);
-		return 0;
-	}
-	if (want) {
-		v->fd = open(path, O_RDONLY | O_CLOEXEC | O_DIRECT);
-		v->direct = v->fd >= 0;
-		if (v->fd < 0 && !(errno == EINVAL && d->kind == PDD_KIND_FILE))
-			goto fail;
-	}
-	v->fd_buf = open(path, O_RDONLY | O_CLOEXEC);
-	if (v->fd_buf < 0)
-		goto fail;
-	if (!v->direct)
-		v->fd = v->fd_buf;
-	(void)posix_fadvise(v->fd_buf, 0, 0, POSIX_FADV_DONTNEED);
-	pdd_info(1, "verify: reading '%s' %s", v->name,
-		 v->direct ? "with direct I/O" : "through the page cache");
-	return 0;
-fail:
-	err = -errno;
-	pdd_error("cannot open '%s' for verifying: %s", d->name, strerror(errno));
-	pdd_dev_close(v);
-	return err;
+	return v->h ? 1 : 2;
 }
 
 /* Keep the error of the lowest transfer, as the copy does. */
@@ -251,7 +132,13 @@ static void start(struct verifier *v)
 		s->buffered[k] = false;
 		s->rq[k].idx = idx;
 	}
-	submit(v, s, PDD_IN);
+	s->ready = false;
+	if (v->h) {		/* the input is not read */
+		s->ended[PDD_IN] = true;
+		v->byidx[idx % v->nslots] = s;
+	} else {
+		submit(v, s, PDD_IN);
+	}
 	submit(v, s, PDD_OUT);
 }
 
@@ -283,11 +170,36 @@ static bool side_done(const struct vslot *s, int k)
 	return s->got[k] == s->len || s->ended[k];
 }
 
+/* With a hash: feed the transfers that are back, in order, and give back
+ * the slots the hash is done with.  A transfer the output ended in feeds
+ * what it has; one cut by a stop or an error ends the feeding (the
+ * digests are not used then). */
+static void feed(struct verifier *v)
+{
+	uint64_t done = pdd_hash_consumed(v->h);
+
+	while (v->fed < v->next) {
+		struct vslot *s = v->byidx[v->fed % v->nslots];
+
+		if (!s->ready || (s->got[PDD_OUT] &&
+				  pdd_hash_feed(v->h, s->buf[PDD_OUT], s->got[PDD_OUT])))
+			break;
+		s->entries = pdd_hash_fed(v->h);
+		v->r->verify_blocks += (s->got[PDD_OUT] + v->p->bs - 1) / v->p->bs;
+		v->fed++;
+	}
+	while (v->freed < v->fed && v->byidx[v->freed % v->nslots]->entries <= done) {
+		struct vslot *s = v->byidx[v->freed++ % v->nslots];
+
+		v->idle[v->nidle++] = (unsigned int)(s - v->slots);
+	}
+}
+
 static void on_done(void *ctx, struct pdd_req *rq)
 {
 	struct verifier *v = ctx;
-	int k = (int)(rq->buf_idx % 2);
-	struct vslot *s = &v->slots[rq->buf_idx / 2];
+	int k = v->h ? PDD_OUT : (int)(rq->buf_idx % 2);
+	struct vslot *s = &v->slots[rq->buf_idx / per_slot(v)];
 	const struct pdd_dev *d = &v->side[k];
 
 	s->pending--;
@@ -314,8 +226,14 @@ static void on_done(void *ctx, struct pdd_req *rq)
 	/* a transfer cut short by a stop is not compared, nor one past the
 	 * error that ends the comparison */
 	if (side_done(s, PDD_IN) && side_done(s, PDD_OUT) && !s->cut &&
-	    !(v->r->err && rq->idx >= v->err_idx))
+	    !(v->r->err && rq->idx >= v->err_idx)) {
+		if (v->h) {	/* fed in its turn, and its slot kept till then */
+			s->ready = true;
+			feed(v);
+			return;
+		}
 		compare(v, s);
+	}
 	v->idle[v->nidle++] = (unsigned int)(s - v->slots);
 }
 
@@ -325,8 +243,21 @@ static void on_turn(void *ctx, double now)
 	struct verifier *v = ctx;
 
 	(void)now;
+	if (v->h)
+		feed(v);
 	while (!v->stop && v->next < v->ntrans && v->nidle)
 		start(v);
+}
+
+/* With a hash: its descriptor while it holds transfers to finish. */
+static int on_pending(void *ctx)
+{
+	struct verifier *v = ctx;
+
+	if (!v->h)
+		return -1;
+	pdd_hash_ack(v->h);
+	return pdd_hash_consumed(v->h) < pdd_hash_fed(v->h) ? pdd_hash_fd(v->h) : -1;
 }
 
 static void on_stop(void *ctx, int sig)
@@ -343,6 +274,13 @@ static void on_report(void *ctx)
 	const struct verifier *v = ctx;
 	const struct pdd_result *r = v->r;
 
+	if (v->h) {
+		pdd_error("%s: %" PRIu64 " of %" PRIu64 " bytes read back so far",
+			  v->o->verify == PDD_VERIFY_HASH ? "verify" : "hash=",
+			  v->fed * v->p->xfer < v->total ? v->fed * v->p->xfer : v->total,
+			  v->total);
+		return;
+	}
 	pdd_error("verify: %" PRIu64 " of %" PRIu64 " blocks of %" PRIu64
 		  " bytes compared so far, %" PRIu64 " differ%s", r->verify_blocks,
 		  v->ntrans ? (v->total + v->p->bs - 1) / v->p->bs : 0, v->p->bs,
@@ -354,6 +292,7 @@ static const struct pdd_drive_ops verify_ops = {
 	.done = on_done,
 	.stop = on_stop,
 	.report = on_report,
+	.pending_fd = on_pending,
 };
 
 /* Transfers in flight: the copy's, each now two buffers, within the same
@@ -372,13 +311,15 @@ static unsigned int pairs(const struct pdd_plan *p, uint64_t ntrans)
 static int setup(struct verifier *v)
 {
 	const struct pdd_plan *p = v->p;
-	unsigned int nbufs;
+	struct pdd_plan one = *p;	/* with a hash: no input engine */
+	unsigned int nbufs, per = per_slot(v);
 	int err = 0;
 
 	v->nslots = pairs(p, v->ntrans);
-	nbufs = 2 * v->nslots;
+	nbufs = per * v->nslots;
 	v->slots = calloc(v->nslots, sizeof(*v->slots));
 	v->idle = calloc(v->nslots, sizeof(*v->idle));
+	v->byidx = calloc(v->nslots, sizeof(*v->byidx));
 	v->bufs = calloc(nbufs, sizeof(*v->bufs));
 	for (unsigned int i = 0; !err && v->bufs && i < nbufs; i++) {
 		err = -posix_memalign(&v->bufs[i], p->buf_align, p->buf_len);
@@ -387,25 +328,29 @@ static int setup(struct verifier *v)
 		if (!err)
 			memset(v->bufs[i], 0, p->buf_len);
 	}
-	if (err || !v->slots || !v->idle || !v->bufs) {
+	if (err || !v->slots || !v->idle || !v->byidx || !v->bufs) {
 		pdd_error("cannot allocate %u buffers of %zu bytes: %s", nbufs, p->buf_len,
 			  strerror(ENOMEM));
 		return -ENOMEM;
 	}
 	for (unsigned int i = 0; i < v->nslots; i++) {
-		for (int k = PDD_IN; k <= PDD_OUT; k++) {
-			v->slots[i].buf[k] = v->bufs[2 * i + k];
-			v->slots[i].rq[k].buf_idx = 2 * i + k;
+		for (int k = 2 - per; k <= PDD_OUT; k++) {
+			unsigned int b = per * i + (per == 2 ? (unsigned int)k : 0);
+
+			v->slots[i].buf[k] = v->bufs[b];
+			v->slots[i].rq[k].buf_idx = b;
 		}
 		v->idle[v->nidle++] = v->nslots - 1 - i;
 	}
 	v->drv.ops = &verify_ops;
 	v->drv.ctx = v;
-	err = pdd_drive_start(&v->drv, p, (const struct pdd_dev *[2]){ &v->side[PDD_IN], &v->side[PDD_OUT] },
+	if (v->h)
+		one.ops[PDD_IN] = NULL;
+	err = pdd_drive_start(&v->drv, &one, (const struct pdd_dev *[2]){ &v->side[PDD_IN], &v->side[PDD_OUT] },
 			      v->bufs, nbufs, v->nslots);
 	if (err)
 		return err;
-	pdd_drive_describe(&v->drv, "verify: ", v->nslots, p->xfer);
+	pdd_drive_describe(&v->drv, v->h ? "reading back: " : "verify: ", v->nslots, p->xfer);
 	return 0;
 }
 
@@ -417,11 +362,12 @@ static void teardown(struct verifier *v)
 		v->bufs = NULL;
 	}
 	if (v->bufs)
-		for (unsigned int i = 0; i < 2 * v->nslots; i++)
+		for (unsigned int i = 0; i < per_slot(v) * v->nslots; i++)
 			free(v->bufs[i]);
 	free(v->bufs);
 	free(v->slots);
 	free(v->idle);
+	free(v->byidx);
 	for (int k = PDD_IN; k <= PDD_OUT; k++)
 		if (v->lent[k] && v->side[k].nbd == v->lent[k])
 			v->side[k].nbd = NULL;	/* the copy's, closed with its side */
@@ -445,10 +391,14 @@ static void report(const struct verifier *v)
 		pdd_error("error reading '%s' at block %" PRIu64 ": %s", d->name,
 			  (r->err_off - (v->err_side == PDD_IN ? v->p->in_base : v->p->out_base)) / bs,
 			  pdd_strerror(r->err));
+		if (v->h)
+			return;	/* the caller says what it means */
 		pdd_error("verify stopped: %" PRIu64 " of %" PRIu64 " blocks of %" PRIu64
 			  " bytes compared", r->verify_blocks, all, bs);
 		return;
 	}
+	if (v->h)
+		return;
 	if (r->signal) {
 		pdd_error("verify stopped by SIG%s: %" PRIu64 " of %" PRIu64 " blocks of %" PRIu64
 			  " bytes compared, %" PRIu64 " differ%s", sigabbrev_np(r->signal),
@@ -471,6 +421,44 @@ static void report(const struct verifier *v)
 			 r->verify_blocks, plural(r->verify_blocks), bs);
 }
 
+/* Open the sides, read and compare or hash, close; then the report. */
+static int run(struct verifier *v, const struct pdd_dev *in, const struct pdd_dev *out)
+{
+	struct pdd_result *r = v->r;
+	double t0 = pdd_now();
+	int err = 0;
+
+	v->side[PDD_IN].fd = v->side[PDD_IN].fd_buf = -1;
+	v->side[PDD_OUT].fd = v->side[PDD_OUT].fd_buf = -1;
+	v->ntrans = v->total / v->p->xfer + (v->total % v->p->xfer != 0);
+	r->verified = false;
+	r->verify_blocks = r->verify_diff = r->verify_first = 0;
+	v->lent[PDD_IN] = in ? in->nbd : NULL;
+	v->lent[PDD_OUT] = out->nbd;
+	if (in)
+		err = pdd_verify_open(&v->side[PDD_IN], in, STDIN_FILENO, v->o->conns);
+	if (!err)
+		err = pdd_verify_open(&v->side[PDD_OUT], out, STDOUT_FILENO, v->o->conns);
+	if (!err)
+		err = setup(v);
+	if (err) {
+		teardown(v);
+		return err;
+	}
+	err = pdd_drive_run(&v->drv);
+	if (err && !r->err) {
+		r->err = err;
+		r->err_op = PDD_OP_NONE;
+		pdd_drive_say_failed(&v->drv, v->h ? "reading back" : "verify", pdd_strerror(err));
+	}
+	teardown(v);
+	r->verify_secs = pdd_now() - t0;
+	r->verified = !r->err && !r->signal;
+	if (r->err_op == PDD_OP_READ || !r->err)
+		report(v);
+	return 0;
+}
+
 /*
  * Compare the input range with the output range.  After a copy (verify=1)
  * the range is what the copy wrote; with verify=only it is the plan's,
@@ -484,10 +472,7 @@ int pdd_verify(const struct pdd_plan *p, const struct pdd_dev *in,
 {
 	struct verifier v = { .p = p, .o = o, .r = r,
 			      .off = { p->in_off, p->out_off } };
-	double t0 = pdd_now();
-	int err;
 
-	v.side[PDD_IN].fd = v.side[PDD_OUT].fd = -1;
 	if (o->verify == PDD_VERIFY_AFTER) {
 		v.total = r->done;
 	} else {
@@ -496,31 +481,22 @@ int pdd_verify(const struct pdd_plan *p, const struct pdd_dev *in,
 			v.total = in->size <= p->in_off ? 0 :
 				  in->size - p->in_off < v.total ? in->size - p->in_off : v.total;
 	}
-	v.ntrans = v.total / p->xfer + (v.total % p->xfer != 0);
-	r->verified = false;
-	r->verify_blocks = r->verify_diff = r->verify_first = 0;
+	return run(&v, in, out);
+}
 
-	v.lent[PDD_IN] = in->nbd;
-	v.lent[PDD_OUT] = out->nbd;
-	err = open_side(&v.side[PDD_IN], in, STDIN_FILENO, o->conns);
-	if (!err)
-		err = open_side(&v.side[PDD_OUT], out, STDOUT_FILENO, o->conns);
-	if (!err)
-		err = setup(&v);
-	if (err) {
-		teardown(&v);
-		return err;
-	}
-	err = pdd_drive_run(&v.drv);
-	if (err && !r->err) {
-		r->err = err;
-		r->err_op = PDD_OP_NONE;
-		pdd_drive_say_failed(&v.drv, "verify", pdd_strerror(err));
-	}
-	teardown(&v);
-	r->verify_secs = pdd_now() - t0;
-	r->verified = !r->err && !r->signal;
-	if (r->err_op == PDD_OP_READ || !r->err)
-		report(&v);
-	return 0;
+/*
+ * Read the output's bytes [p->out_off, +len) back and feed them to h in
+ * order (verify=hash, and the digests of a resumed hash=).  A read error
+ * or a stop is in r (err, signal), the error said; an output that ends
+ * inside the range feeds what it has.  0 when it ran, -errno when it
+ * could not start.
+ */
+int pdd_verify_read(const struct pdd_plan *p, const struct pdd_dev *out,
+		    const struct pdd_opts *o, struct pdd_result *r,
+		    struct pdd_hash *h, uint64_t len)
+{
+	struct verifier v = { .p = p, .o = o, .r = r, .h = h, .total = len,
+			      .off = { p->in_off, p->out_off } };
+
+	return run(&v, NULL, out);
 }

@@ -186,7 +186,7 @@ expect_err "pdd: cannot open '$T/missing' for reading: No such file or directory
 [ -e "$T/missing" ] && fail "verify=only created the output"
 run_pdd if="$T/f" of=x verify=2
 expect_rc 1
-expect_err "pdd: verify=2: choose 0, 1 or only"
+expect_err "pdd: verify=2: choose 0, 1, only or hash"
 # an sg device on either side is read back through the sg engine (the
 # double), the other side through the engine under test
 if [ -e "$SGD" ]; then

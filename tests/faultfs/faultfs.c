@@ -31,6 +31,9 @@
  *                       flush (every close(2) of disk)
  *   delay_us=N          every read and write of disk sleeps N us first
  *                       (and every fallocate)
+ *   lose=A-B[,A-B...]   writes succeed but leave the bytes of [A, B) as
+ *                       they were: a disk that loses writes silently
+ *                       (shown in control only when set)
  *   fallocate=1         fallocate(2) of disk is done on BACKING (a range
  *                       that overlaps write= fails with EIO, as a write);
  *                       0, the default, refuses it with EOPNOTSUPP, as a
@@ -54,8 +57,8 @@
  *     kernel may split one loop request into several FUSE requests (a
  *     1 MiB one came as 2 x 512 KiB, or 956 + 68 KiB): a read then fails
  *     whole, but a write may leave its first parts written.
- *   - Only EIO (and EOPNOTSUPP for fallocate with fallocate=0), and only
- *     on disk; no short reads or writes, no silent
+ *   - Only EIO (and EOPNOTSUPP for fallocate with fallocate=0) and lost
+ *     writes, and only on disk; no short reads or writes, no other silent
  *     corruption, no faults that fire N times or after N requests, no
  *     latency per range, no ENOSPC.  Faults on other operations
  *     (open, getattr, truncate) do not exist.
@@ -91,8 +94,8 @@
 struct range { uint64_t lo, hi; };
 
 struct faults {
-	struct range rd[MAXR], wr[MAXR];
-	int nrd, nwr, fsync, fallocate;
+	struct range rd[MAXR], wr[MAXR], lose[MAXR];
+	int nrd, nwr, nlose, fsync, fallocate;
 	unsigned long delay_us;
 };
 
@@ -149,6 +152,9 @@ static int parse(char *line, struct faults *f, int *reset)
 				return -1;
 		} else if (!strncmp(tok, "write=", 6)) {
 			if (ranges(tok + 6, f->wr, &f->nwr))
+				return -1;
+		} else if (!strncmp(tok, "lose=", 5)) {
+			if (ranges(tok + 5, f->lose, &f->nlose))
 				return -1;
 		} else if (!strncmp(tok, "fsync=", 6)) {
 			if (number(tok + 6, &v) || v > 1)
@@ -286,8 +292,11 @@ static int ff_open(const char *path, struct fuse_file_info *fi)
 	pthread_mutex_lock(&lock);
 	put_ranges(o, "read", cur.rd, cur.nrd);
 	put_ranges(o, " write", cur.wr, cur.nwr);
-	fprintf(o, " fsync=%d delay_us=%lu%s\n", cur.fsync, cur.delay_us,
+	fprintf(o, " fsync=%d delay_us=%lu%s", cur.fsync, cur.delay_us,
 		cur.fallocate ? " fallocate=1" : "");
+	if (cur.nlose)
+		put_ranges(o, " lose", cur.lose, cur.nlose);
+	fputc('\n', o);
 	pthread_mutex_unlock(&lock);
 	fprintf(o, "reads=%" PRIuFAST64 " writes=%" PRIuFAST64 " failed_reads=%" PRIuFAST64
 		" failed_writes=%" PRIuFAST64 " fsyncs=%" PRIuFAST64 " failed_fsyncs=%" PRIuFAST64,
@@ -353,9 +362,40 @@ static int ff_read(const char *path, char *buf, size_t size, off_t off,
 	return (int)done;
 }
 
+/* lose=: a write overlapping a lost range gets a copy of its buffer
+ * (*copy, in *buf) holding there what the disk holds now.  -1: no memory. */
+static int lost(const char **buf, char **copy, off_t off, size_t size)
+{
+	uint64_t lo = (uint64_t)off, hi = lo + size;
+
+	*copy = NULL;
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < cur.nlose; i++) {
+		uint64_t a = cur.lose[i].lo > lo ? cur.lose[i].lo : lo;
+		uint64_t b = cur.lose[i].hi < hi ? cur.lose[i].hi : hi;
+
+		if (a >= b)
+			continue;
+		if (!*copy && !(*copy = malloc(size))) {
+			pthread_mutex_unlock(&lock);
+			return -1;
+		}
+		if (*buf != *copy) {
+			memcpy(*copy, *buf, size);
+			*buf = *copy;
+		}
+		/* past the backing's end there is nothing to keep: zeros */
+		memset(*copy + (a - lo), 0, b - a);
+		(void)!pread(backing, *copy + (a - lo), b - a, (off_t)a);
+	}
+	pthread_mutex_unlock(&lock);
+	return 0;
+}
+
 static int ff_write(const char *path, const char *buf, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
+	char *copy = NULL;
 	struct faults f;
 	size_t done = 0;
 	char *line;
@@ -396,18 +436,25 @@ static int ff_write(const char *path, const char *buf, size_t size, off_t off,
 		atomic_fetch_add(&n_bad_writes, 1);
 		return -EIO;
 	}
+	if (lost(&buf, &copy, off, size))
+		return -ENOMEM;
 	while (done < size) {
 		ssize_t r = pwrite(backing, buf + done, size - done, off + (off_t)done);
 
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
+			int e = errno;
+
+			free(copy);
 			if (!done)
-				return -errno;
-			break;
+				return -e;
+			atomic_fetch_add(&n_written_bytes, done);
+			return (int)done;
 		}
 		done += (size_t)r;
 	}
+	free(copy);
 	atomic_fetch_add(&n_written_bytes, done);
 	return (int)done;
 }

@@ -859,9 +859,9 @@ static void test_verify_values(void **state)
 	assert_accepted(PARSE(&o, "verify=only"));
 	assert_int_equal(o.verify, PDD_VERIFY_ONLY);
 	cap_reset();
-	assert_refused(PARSE(&o, "verify=2"), -EINVAL, "verify=2: choose 0, 1 or only");
+	assert_refused(PARSE(&o, "verify=2"), -EINVAL, "verify=2: choose 0, 1, only or hash");
 	cap_reset();
-	assert_refused(PARSE(&o, "verify="), -EINVAL, "verify=: choose 0, 1 or only");
+	assert_refused(PARSE(&o, "verify="), -EINVAL, "verify=: choose 0, 1, only or hash");
 	cap_reset();
 	assert_refused(PARSE(&o, "verify=1", "verify=only"), -EINVAL,
 		       "verify= given more than once");

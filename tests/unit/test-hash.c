@@ -367,8 +367,10 @@ static int check(const char *tool, const char *opts)
 	return WEXITSTATUS(st);
 }
 
-/* hash the file called name in the directory and write its log as log */
-static struct pdd_hash *log_file(const char *name, unsigned int algs, uint64_t window)
+/* hash the file called name in the directory and write its log as log;
+ * the range: from byte base, the whole file when base is 0 */
+static struct pdd_hash *log_part(const char *name, unsigned int algs, uint64_t window,
+				 uint64_t base)
 {
 	char path[256];
 	size_t len;
@@ -377,11 +379,17 @@ static struct pdd_hash *log_file(const char *name, unsigned int algs, uint64_t w
 
 	free(data);
 	snprintf(path, sizeof(path), "%s/log", dir);
-	assert_int_equal(pdd_hash_log(h, path, name), 0);
+	assert_int_equal(pdd_hash_log(h, path, name, &(struct pdd_hash_range){
+		.off = base, .len = len, .whole = !base }), 0);
 	/* nothing left beside it */
 	snprintf(path, sizeof(path), "%s/log.new", dir);
 	assert_int_equal(access(path, F_OK), -1);
 	return h;
+}
+
+static struct pdd_hash *log_file(const char *name, unsigned int algs, uint64_t window)
+{
+	return log_part(name, algs, window, 0);
 }
 
 static void test_hashlog(void **state)
@@ -417,6 +425,21 @@ static void test_hashlog(void **state)
 	pdd_hash_free(h);
 	assert_int_equal(check("sha256sum", "--strict"), 0);	/* '#' lines skipped */
 	assert_int_not_equal(check("sha512sum", "--strict"), 0);
+
+	/* a range that is not the whole output (from byte 4096): every line
+	 * a comment, offsets in the output */
+	h = log_part("data", (1u << PDD_HASH_SHA256) | (1u << PDD_HASH_MD5), 2000, 4096);
+	sprintf(want, "# md5 %s  data:4096-6596\n# sha256 %s  data:4096-6596\n"
+		"# md5 %s  data:4096-6096\n# sha256 %s  data:4096-6096\n"
+		"# md5 %s  data:6096-6596\n# sha256 %s  data:6096-6596\n",
+		pdd_hash_hex(h, PDD_HASH_MD5), pdd_hash_hex(h, PDD_HASH_SHA256),
+		pdd_hash_window_hex(h, 0, PDD_HASH_MD5), pdd_hash_window_hex(h, 0, PDD_HASH_SHA256),
+		pdd_hash_window_hex(h, 1, PDD_HASH_MD5), pdd_hash_window_hex(h, 1, PDD_HASH_SHA256));
+	got = slurp("log", &len);
+	assert_string_equal(got, want);
+	free(got);
+	pdd_hash_free(h);
+	assert_int_not_equal(check("sha256sum", ""), 0);	/* nothing to check */
 
 	/* without blake2b512, plain lines but for SHA3-256's (sha256sum
 	 * would check it as SHA-256) */
@@ -471,8 +494,10 @@ static void test_hashlog(void **state)
 	free(got);
 	assert_int_equal(check("md5sum", "--strict"), 0);
 	/* where the log cannot go: the error, and no log */
-	assert_int_equal(pdd_hash_log(h, "/nonexistent-dir/log", "x"), -ENOENT);
-	assert_int_equal(pdd_hash_log(h, "/tmp/", "x"), -EISDIR);
+	const struct pdd_hash_range whole = { .off = 0, .len = 100, .whole = true };
+
+	assert_int_equal(pdd_hash_log(h, "/nonexistent-dir/log", "x", &whole), -ENOENT);
+	assert_int_equal(pdd_hash_log(h, "/tmp/", "x", &whole), -EISDIR);
 	pdd_hash_free(h);
 
 	char cmd[128];
