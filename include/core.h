@@ -91,7 +91,8 @@ struct core {
 	size_t part_put;		/* and how many: written all the same */
 	bool death_noted;		/* an engine's death is recorded in r */
 	uint64_t hash_fed;		/* transfers fed to hash= (copy-hash.c) */
-	double hash_wait_from;		/* since when reads wait for the hash, or 0 */
+	bool hash_blocked;		/* reads wait for the hash alone */
+	double hash_turn_t;		/* when the loop's last turn began */
 	bool wb;			/* the output is written back through the
 					 * page cache as the copy goes (write_back) */
 	uint64_t wb_from;		/* up to here */
@@ -163,7 +164,7 @@ void core_report_bad(struct core *c, const struct slot *s);
 int core_hash_setup(struct core *c);
 bool core_hash_feed(struct core *c, uint64_t idx);
 bool core_hash_room(struct core *c);
-void core_hash_wait(struct core *c, bool room);
+void core_hash_turn(struct core *c, double now);
 int core_hash_fd(void *ctx);
 void core_hash_end(struct core *c);
 

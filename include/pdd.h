@@ -234,6 +234,8 @@ struct pdd_result {
 	bool hash_file;			/* ... which are all the output's (a
 					 * checker given its name reads them) */
 	double hash_wait;		/* seconds reads waited for the hash */
+	unsigned int hash_slow;		/* 1 + the algorithm they last waited
+					 * for (enum pdd_hash_alg); 0: none */
 	unsigned int verify_hash_diff;	/* verify=hash: digests that differ */
 	bool hash_failed;		/* no digest where one was due, or the
 					 * hashlog could not be written */
@@ -386,6 +388,7 @@ void pdd_hash_after(const struct pdd_plan *p, const struct pdd_dev *out,
 		    const struct pdd_opts *o, struct pdd_result *r);
 int pdd_verify_hash(const struct pdd_plan *p, const struct pdd_dev *out,
 		    const struct pdd_opts *o, struct pdd_result *r);
+bool pdd_hash_whole_file(const struct pdd_dev *out, const struct pdd_plan *p, uint64_t len);
 
 /* signals.c */
 extern volatile sig_atomic_t pdd_stop_signal;

@@ -528,6 +528,10 @@ int pdd_parse_args(int argc, char **argv, struct pdd_opts *o)
 		return 0;
 	merge_aliases(o);
 	/* verify=hash compares digests: sha256's unless hash= names others */
+	if (o->verify == PDD_VERIFY_HASH && !pdd_hash_available()) {
+		pdd_usage_error("verify=hash: pdd was built without libcrypto");
+		return -EINVAL;
+	}
 	if (o->verify == PDD_VERIFY_HASH && !o->hash_algs)
 		o->hash_algs = 1u << PDD_HASH_SHA256;
 	return check_conflicts(o);

@@ -13,13 +13,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <stdlib.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "core.h"
 #include "hash.h"
@@ -48,38 +43,49 @@ bool core_hash_feed(struct core *c, uint64_t idx)
 	return pdd_hash_feed(c->r->hash, s->zeros ? NULL : s->buf, s->got) != -EAGAIN;
 }
 
-/* May the next read start: is the slot it takes done with by the hash? */
+/* May the next read start: is the slot it takes done with by the hash?
+ * Asked only when nothing else holds the read back: a no means the hash
+ * alone holds the copy up, and the slowest algorithm is the one. */
 bool core_hash_room(struct core *c)
 {
-	bool room = !c->r->hash ||
-		    pdd_seq_next_read(&c->seq) < pdd_hash_consumed(c->r->hash) + pdd_seq_win(&c->seq);
+	struct pdd_hash *h = c->r->hash;
 
-	core_hash_wait(c, room);
-	return room;
+	if (!h || pdd_seq_next_read(&c->seq) < pdd_hash_consumed(h) + pdd_seq_win(&c->seq))
+		return true;
+	c->hash_blocked = true;
+	c->r->hash_slow = 1 + pdd_hash_slowest(h);
+	return false;
 }
 
-/* The time reads waited for the hash alone (asked only when nothing
- * else holds them back), which says whether it limited the speed. */
-void core_hash_wait(struct core *c, bool room)
+/*
+ * A turn of the loop begins (before the reads are issued): the time since
+ * the last turn counts as waiting for the hash when reads were held back
+ * by it alone then, which says whether it limited the speed.  The hash's
+ * descriptor is acknowledged here, before its counts are read in this
+ * turn, so that anything it finishes later rings it again.
+ */
+void core_hash_turn(struct core *c, double now)
 {
-	if (!room && !c->hash_wait_from) {
-		c->hash_wait_from = pdd_now();
-	} else if (room && c->hash_wait_from) {
-		c->r->hash_wait += pdd_now() - c->hash_wait_from;
-		c->hash_wait_from = 0;
-	}
+	if (!c->r->hash)
+		return;
+	if (c->hash_blocked)
+		c->r->hash_wait += now - c->hash_turn_t;
+	c->hash_turn_t = now;
+	c->hash_blocked = false;
+	pdd_hash_ack(c->r->hash);
 }
 
 /* The driver's pending_fd: the hash's descriptor while it holds
- * transfers the copy waits for. */
+ * transfers the copy waits for, or reads wait for it (acknowledged at the
+ * turn's start: what it finished since rings it). */
 int core_hash_fd(void *ctx)
 {
 	struct core *c = ctx;
 
 	if (!c->r->hash)
 		return -1;
-	pdd_hash_ack(c->r->hash);
-	return pdd_hash_consumed(c->r->hash) < c->hash_fed ? pdd_hash_fd(c->r->hash) : -1;
+	return c->hash_blocked || pdd_hash_consumed(c->r->hash) < c->hash_fed ?
+	       pdd_hash_fd(c->r->hash) : -1;
 }
 
 /* The range's length, for a copy that finished: all of it, or to where
@@ -87,26 +93,17 @@ int core_hash_fd(void *ctx)
 static uint64_t range_len(const struct core *c)
 {
 	uint64_t len = c->p->total != PDD_UNTIL_EOF ? c->p->total : c->r->done;
+	const struct pdd_dev *in = c->in;
 	struct stat st;
+
+	if (in->size_known && !in->stream && in->kind != PDD_KIND_ZERO)
+		len = in->size <= c->p->in_off ? 0 :
+		      in->size - c->p->in_off < len ? in->size - c->p->in_off : len;
 
 	if (c->out->kind == PDD_KIND_FILE && fstat(c->out->fd_buf, &st) == 0 &&
 	    (uint64_t)st.st_size < c->p->out_off + len)
 		len = (uint64_t)st.st_size > c->p->out_off ? (uint64_t)st.st_size - c->p->out_off : 0;
 	return len;
-}
-
-/* Does the range cover the whole output, so that a checker given its
- * name (sha256sum -c) reads exactly the bytes hashed? */
-static bool whole_file(const struct core *c, uint64_t len)
-{
-	const struct pdd_dev *out = c->out;
-	struct stat st;
-
-	if (c->p->out_off || !strcmp(out->name, "-"))
-		return false;
-	if (out->kind == PDD_KIND_FILE)
-		return fstat(out->fd_buf, &st) == 0 && (uint64_t)st.st_size == len;
-	return out->kind == PDD_KIND_BLOCK && out->size_known && out->size == len;
 }
 
 /*
@@ -126,7 +123,7 @@ void core_hash_end(struct core *c)
 
 	if (!r->hash)
 		return;
-	core_hash_wait(c, true);
+	core_hash_turn(c, pdd_now());	/* the last wait counted */
 	err = pdd_hash_finish(r->hash);
 	r->hashed = pdd_hash_bytes(r->hash);
 	if (r->hashed > r->done)
@@ -134,7 +131,7 @@ void core_hash_end(struct core *c)
 	if (err || r->err || r->signal)
 		return;
 	r->hash_len = all ? r->hashed : range_len(c);
-	r->hash_file = whole_file(c, r->hash_len);
+	r->hash_file = pdd_hash_whole_file(c->out, c->p, r->hash_len);
 	if (all)
 		r->hash_whole = true;
 	else

@@ -424,6 +424,7 @@ static void on_turn(void *ctx, double now)
 		core_save_map(c, false);
 		c->save_due = false;
 	}
+	core_hash_turn(c, now);
 	issue(c);
 }
 

@@ -174,7 +174,8 @@ static const char *op_word(enum pdd_op op)
 static void hashes(FILE *f, bool *first, const struct pdd_result *r,
 		   const struct pdd_plan *p)
 {
-	const struct pdd_hash *h = r && r->hash_whole && !r->err ? r->hash : NULL;
+	/* digests of a copy that ended well, whatever verify= found later */
+	const struct pdd_hash *h = r && r->hash_whole ? r->hash : NULL;
 	size_t nw = h ? pdd_hash_nwindows(h) : 0;
 	uint64_t base = p ? p->out_off - p->out_base : 0;
 
@@ -184,7 +185,7 @@ static void hashes(FILE *f, bool *first, const struct pdd_result *r,
 	num(f, r ? r->hash_wait : 0);
 	key(f, 1, first, "speed_limited_by");
 	if (r && r->hash && r->hashed && !r->hash_reread)
-		fprintf(f, "\"%s\"", pdd_hash_limited(r) ? pdd_hash_name(pdd_hash_slowest(r->hash)) : "copy");
+		fprintf(f, "\"%s\"", pdd_hash_limited(r) ? pdd_hash_name((enum pdd_hash_alg)(r->hash_slow - 1)) : "copy");
 	else
 		fputs("null", f);
 	key(f, 1, first, "hashes");

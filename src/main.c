@@ -79,10 +79,11 @@ static char *join_args(int argc, char **argv)
  * map=: read what an earlier run (of pdd or of GNU ddrescue) recorded,
  * or start a new map in which the input, as far as it is known, is not
  * tried yet.  A map that cannot be read stops pdd before anything is
- * written.
+ * written, as does one that marks part of the range finished when
+ * verify=hash is to compare digests of what this run writes.
  */
 static int load_map(struct pdd_map *m, const struct pdd_plan *p,
-		    const struct pdd_dev *in)
+		    const struct pdd_dev *in, const struct pdd_opts *o)
 {
 	uint64_t end = p->in_off + p->total, have;
 	int err = pdd_map_load(m);
@@ -95,6 +96,13 @@ static int load_map(struct pdd_map *m, const struct pdd_plan *p,
 	if (have < end && pdd_map_set(m, have, end - have, PDD_MAP_UNTRIED)) {
 		pdd_error("cannot keep the map '%s': %s", m->path, strerror(ENOMEM));
 		return PDD_EXIT_FILE_ERROR;
+	}
+	/* what an earlier run wrote was not hashed as it was written */
+	if (o->verify == PDD_VERIFY_HASH &&
+	    pdd_map_bytes(m, p->in_off, p->in_off + p->total, PDD_MAP_DONE)) {
+		pdd_error("verify=hash and map= contradict: '%s' marks part of the range finished, which this run cannot hash as it writes",
+			  m->path);
+		return PDD_EXIT_CONTRADICT;
 	}
 	return 0;
 }
@@ -251,7 +259,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		map.cmdline = cmdline = join_args(argc, argv);
-		status = load_map(m, &p, &in);
+		status = load_map(m, &p, &in, &o);
 		if (status)
 			goto out;
 		js.map = m;

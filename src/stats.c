@@ -134,7 +134,7 @@ static void report_hashes(const struct pdd_result *r)
 /* Did reads wait for the hash for more than 5% of the copy's time? */
 bool pdd_hash_limited(const struct pdd_result *r)
 {
-	return r->hash_wait > 0.05 * r->secs;
+	return r->hash_slow && r->hash_wait > 0.05 * r->secs;
 }
 
 /* hash=: which limited the speed, the copy or the slowest hash (the
@@ -145,7 +145,7 @@ static void report_pace(const struct pdd_result *r)
 		return;
 	if (pdd_hash_limited(r))
 		fprintf(stderr, "pdd: the %s hash limited the speed: reads waited %.2f s of %.2f s for it\n",
-			pdd_hash_name(pdd_hash_slowest(r->hash)), r->hash_wait, r->secs);
+			pdd_hash_name((enum pdd_hash_alg)(r->hash_slow - 1)), r->hash_wait, r->secs);
 	else
 		fprintf(stderr, "pdd: the copy limited the speed, not the hash: reads waited %.2f s for it\n",
 			r->hash_wait);
@@ -213,6 +213,10 @@ int pdd_exit_status(const struct pdd_result *r)
 		return PDD_EXIT_FILE_ERROR;	/* the digests, not the copy */
 	switch (-r->err) {
 	case 0:
+		/* verify=hash found the output unlike what was written: that
+		 * comes before the unreadable blocks coe=1 wrote as zeros */
+		if (r->verify_hash_diff)
+			return PDD_EXIT_MISCOMPARE;
 		/* coe carried on past unreadable blocks; scripts must notice */
 		if (r->bad_blocks)
 			return PDD_EXIT_MEDIUM_HARD;

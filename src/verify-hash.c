@@ -11,7 +11,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "hash.h"
 #include "pdd.h"
@@ -54,6 +56,12 @@ static void resumed(const struct pdd_plan *p, const struct pdd_dev *out,
 	if (err) {
 		if (err != -EINTR)
 			pdd_error("hash=: cannot read '%s' back: %s", out->name, pdd_strerror(err));
+		if (rr.err) {	/* the read's error: the exit status says it */
+			r->err = rr.err;
+			r->err_op = rr.err_op;
+			r->err_off = rr.err_off;
+			r->err_len = rr.err_len;
+		}
 		pdd_hash_free(h);
 		r->hash_failed = err != -EINTR;
 		return;
@@ -76,6 +84,8 @@ void pdd_hash_after(const struct pdd_plan *p, const struct pdd_dev *out,
 {
 	int err;
 
+	if (r->err)	/* the close failed: nothing is known good */
+		r->hash_whole = false;
 	if (!r->hash || r->err)
 		return;
 	if (r->hash_reread)
@@ -88,11 +98,25 @@ void pdd_hash_after(const struct pdd_plan *p, const struct pdd_dev *out,
 		pdd_error("cannot write hashlog '%s': %s", o->hashlog, strerror(-err));
 		r->hash_failed = true;
 	} else if (!r->hash_file) {
-		pdd_info(0, "hashlog '%s': the digests are of bytes %" PRIu64 " to %" PRIu64
-			 " of '%s', not all of it: written as comments, which checkers skip",
-			 o->hashlog, p->out_off - p->out_base, p->out_off - p->out_base + r->hash_len,
-			 out->name);
+		pdd_info(0, "hashlog '%s': a checker given '%s' would not read exactly bytes %" PRIu64
+			 " to %" PRIu64 " of it: written as comments, which checkers skip",
+			 o->hashlog, out->name, p->out_off - p->out_base,
+			 p->out_off - p->out_base + r->hash_len);
 	}
+}
+
+/* Would a checker given the output's name (sha256sum -c) read exactly
+ * the len bytes from p->out_off: a regular file or block device that
+ * holds them and nothing else?  (Its descriptor must still be open.) */
+bool pdd_hash_whole_file(const struct pdd_dev *out, const struct pdd_plan *p, uint64_t len)
+{
+	struct stat st;
+
+	if (p->out_off || !strcmp(out->name, "-"))
+		return false;
+	if (out->kind == PDD_KIND_FILE)
+		return fstat(out->fd_buf, &st) == 0 && (uint64_t)st.st_size == len;
+	return out->kind == PDD_KIND_BLOCK && out->size_known && out->size == len;
 }
 
 /* The windows (hashwindow=) whose digests of algorithm a differ: how
@@ -122,13 +146,18 @@ int pdd_verify_hash(const struct pdd_plan *p, const struct pdd_dev *out,
 		return 0;	/* nothing to compare with: said already */
 	err = read_back(p, out, o, r, &back);
 	if (err == -EINTR || (err && r->err)) {
-		pdd_error("verify stopped: %" PRIu64 " of %" PRIu64 " bytes read back",
-			  pdd_hash_bytes(back), r->hash_len);
-		err = 0;
-	} else if (err) {
-		pdd_error("verify: cannot hash '%s': %s", out->name, pdd_strerror(err));
+		if (r->signal)
+			pdd_error("verify stopped by SIG%s: %" PRIu64 " of %" PRIu64 " bytes read back",
+				  sigabbrev_np(r->signal), pdd_hash_bytes(back), r->hash_len);
+		else
+			pdd_error("verify stopped: %" PRIu64 " of %" PRIu64 " bytes read back",
+				  pdd_hash_bytes(back), r->hash_len);
+		pdd_hash_free(back);
+		return 0;
 	}
-	for (int a = 0; !err && !r->err && a < PDD_HASH_MAX; a++) {
+	if (err)
+		pdd_error("verify: cannot hash '%s': %s", out->name, pdd_strerror(err));
+	for (int a = 0; !err && a < PDD_HASH_MAX; a++) {
 		const char *want = pdd_hash_hex(r->hash, a), *got = pdd_hash_hex(back, a);
 		size_t first = 0, n;
 		uint64_t off, len;
@@ -147,7 +176,9 @@ int pdd_verify_hash(const struct pdd_plan *p, const struct pdd_dev *out,
 		n = windows_differ(r->hash, back, a, &first);
 		if (!n)
 			continue;
+		/* in the output, as in the hashlog */
 		pdd_hash_window(r->hash, first, &off, &len);
+		off += p->out_off - p->out_base;
 		pdd_error("verify: %zu of %zu windows differ, the first bytes %" PRIu64 " to %" PRIu64,
 			  n, pdd_hash_nwindows(r->hash), off, off + len);
 	}

@@ -152,4 +152,3 @@ fail:
 	pdd_dev_close(v);
 	return err;
 }
-

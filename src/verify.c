@@ -27,11 +27,9 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "drive.h"
@@ -243,21 +241,22 @@ static void on_turn(void *ctx, double now)
 	struct verifier *v = ctx;
 
 	(void)now;
-	if (v->h)
+	if (v->h) {
+		/* before its counts are read: what it finishes later rings */
+		pdd_hash_ack(v->h);
 		feed(v);
+	}
 	while (!v->stop && v->next < v->ntrans && v->nidle)
 		start(v);
 }
 
-/* With a hash: its descriptor while it holds transfers to finish. */
+/* With a hash: its descriptor while it holds slots (fed, not given
+ * back); acknowledged at the turn's start. */
 static int on_pending(void *ctx)
 {
 	struct verifier *v = ctx;
 
-	if (!v->h)
-		return -1;
-	pdd_hash_ack(v->h);
-	return pdd_hash_consumed(v->h) < pdd_hash_fed(v->h) ? pdd_hash_fd(v->h) : -1;
+	return v->h && v->freed < v->fed ? pdd_hash_fd(v->h) : -1;
 }
 
 static void on_stop(void *ctx, int sig)
@@ -275,8 +274,7 @@ static void on_report(void *ctx)
 	const struct pdd_result *r = v->r;
 
 	if (v->h) {
-		pdd_error("%s: %" PRIu64 " of %" PRIu64 " bytes read back so far",
-			  v->o->verify == PDD_VERIFY_HASH ? "verify" : "hash=",
+		pdd_error("reading back: %" PRIu64 " of %" PRIu64 " bytes so far",
 			  v->fed * v->p->xfer < v->total ? v->fed * v->p->xfer : v->total,
 			  v->total);
 		return;
@@ -295,11 +293,11 @@ static const struct pdd_drive_ops verify_ops = {
 	.pending_fd = on_pending,
 };
 
-/* Transfers in flight: the copy's, each now two buffers, within the same
- * cap on buffer memory. */
-static unsigned int pairs(const struct pdd_plan *p, uint64_t ntrans)
+/* Transfers in flight: the copy's, each now per buffers (two to compare,
+ * one to hash), within the same cap on buffer memory. */
+static unsigned int pairs(const struct pdd_plan *p, uint64_t ntrans, unsigned int per)
 {
-	uint64_t n = p->depth, cap = PDD_MAX_INFLIGHT_BYTES / (2 * p->xfer);
+	uint64_t n = p->depth, cap = PDD_MAX_INFLIGHT_BYTES / (per * p->xfer);
 
 	if (n > cap)
 		n = cap;
@@ -315,7 +313,7 @@ static int setup(struct verifier *v)
 	unsigned int nbufs, per = per_slot(v);
 	int err = 0;
 
-	v->nslots = pairs(p, v->ntrans);
+	v->nslots = pairs(p, v->ntrans, per);
 	nbufs = per * v->nslots;
 	v->slots = calloc(v->nslots, sizeof(*v->slots));
 	v->idle = calloc(v->nslots, sizeof(*v->idle));
@@ -450,6 +448,13 @@ static int run(struct verifier *v, const struct pdd_dev *in, const struct pdd_de
 		r->err = err;
 		r->err_op = PDD_OP_NONE;
 		pdd_drive_say_failed(&v->drv, v->h ? "reading back" : "verify", pdd_strerror(err));
+	}
+	/* every transfer fed, or the loop ended for nothing it was told */
+	if (!err && v->h && !r->err && !r->signal && v->fed != v->ntrans) {
+		r->err = -EIO;
+		r->err_op = PDD_OP_NONE;
+		pdd_error("reading back: %" PRIu64 " of %" PRIu64 " transfers hashed", v->fed,
+			  v->ntrans);
 	}
 	teardown(v);
 	r->verify_secs = pdd_now() - t0;

@@ -8,7 +8,10 @@
 # whether the copy or the hash limited the speed; the digests name the
 # zero-filled blocks of coe=1; a hashlog of a range that is not the whole
 # output holds comments, and says so; a copy resumed to an sg device (the
-# double) and to an NBD export reads them back to hash them.
+# double) and to an NBD export reads them back to hash them; verify=hash
+# refuses a map that marks part of the range finished (an earlier run's
+# bytes were not hashed as written); a SIGINT while reading back stops
+# it; one transfer in flight (qd=1) copies and reads back everything.
 . "$(dirname "$0")/../lib.sh"
 requires_root
 "$PDD" --version | grep -q "(libcrypto)" || skip "this pdd is built without libcrypto"
@@ -41,6 +44,16 @@ expect_err "pdd: verify: the md5 of '$T/out' read back matches the copy's"
 expect_err "pdd: verify: the sha256 of '$T/out' read back matches the copy's"
 expect_err "pdd: md5 $(md5sum <"$T/src" | cut -d' ' -f1)"
 
+# --- one transfer in flight: nothing is left out, copying or reading back
+for i in 1 2 3; do
+	rm -f "$T/q1"
+	run_pdd if="$T/src" of="$T/q1" bs=512 bpt=1 qd=1 hash=sha256 verify=hash
+	expect_rc 0
+	expect_err "8193+0 records out"
+	expect_err "pdd: verify: the sha256 of '$T/q1' read back matches the copy's"
+	same_bytes "$T/src" "$T/q1"
+done
+
 # --- a disk that loses a write: block 1000 keeps what it held
 "$STAMP" fill "$T/lback" 0 $((6 * MiB)) 73
 mkfaultfs "$T/lback" "$T/lf" "lose=$((1000 * 512))-$((1001 * 512))"
@@ -53,6 +66,11 @@ got=$(head -c $((4 * MiB + 512)) "$L" | sum)
 expect_err "pdd: sha256 $want"
 expect_err "pdd: verify: the sha256 of '$L' read back is $got, not $want as copied"
 expect_err "pdd: verify: 1 of 5 windows differ, the first bytes 0 to 1048576"
+# seek=: the window's place in the output (block 1000 lies in the range's
+# first window, which starts at the output's byte 262144)
+run_pdd if="$T/src" of="$L" hash=sha256 hashwindow=1M seek=512 count=4096 verify=hash
+expect_rc 14
+expect_err "pdd: verify: 1 of 2 windows differ, the first bytes 262144 to 1310720"
 # JSON: the digests differ
 run_pdd if="$T/src" of="$L" verify=hash status=json >"$T/json"
 expect_rc 14
@@ -81,7 +99,7 @@ cp "$T/d512" "$T/part"
 run_pdd if="$T/src" of="$T/part" bs=512 seek=8 hash=sha256 hashlog="$T/plog"
 expect_rc 0
 end=$((4096 + 4 * MiB + 512))
-expect_err "pdd: hashlog '$T/plog': the digests are of bytes 4096 to $end of '$T/part', not all of it: written as comments, which checkers skip"
+expect_err "pdd: hashlog '$T/plog': a checker given '$T/part' would not read exactly bytes 4096 to $end of it: written as comments, which checkers skip"
 [ "$(cat "$T/plog")" = "# sha256 $(sum <"$T/src")  $T/part:4096-$end" ] ||
 	{ cat "$T/plog"; fail "the hashlog of a part"; }
 sha256sum -c "$T/plog" >/dev/null 2>&1 && fail "sha256sum -c accepted a log with no line to check"
@@ -91,6 +109,32 @@ run_pdd if="$T/src" of="$T/whole" hash=sha256 hashlog="$T/wlog"
 expect_rc 0
 grep -q "hashlog" "$T/err" && { cat "$T/err"; fail "a note for a log of the whole output"; }
 [ "$(cat "$T/wlog")" = "$(sum <"$T/src")  $T/whole" ] || { cat "$T/wlog"; fail "the hashlog of a file"; }
+
+# --- SIGINT while reading back (a slow output): stopped, status 130
+"$STAMP" fill "$T/rback" 0 $((2 * MiB)) 75
+mkfaultfs "$T/rback" "$T/rslow" delay_us=100000
+R=$(mkloop "$T/rslow/disk" 512)
+"$PDD" if="$T/src" of="$R" bs=64K count=16 qd=1 verify=hash "${eng[@]}" 2>"$T/err" &
+pid=$!
+wait_for '^16\+0 records out$' 20
+kill -INT "$pid"
+rc=0
+wait "$pid" || rc=$?
+expect_rc 130
+grep -qE "^pdd: verify stopped by SIGINT: [0-9]+ of 1048576 bytes read back$" "$T/err" ||
+	{ cat "$T/err"; fail "no 'verify stopped by SIGINT' line"; }
+grep -q "matches\|read back is" "$T/err" && { cat "$T/err"; fail "a stopped verify compared"; }
+
+# --- the pace: md5 is faster than sha3-256, so the hash that limits is sha3-256
+"$STAMP" fill "$T/big" 0 $((64 * MiB)) 76
+rm -f "$T/bout"
+run_pdd if="$T/big" of="$T/bout" bs=1M hash=md5,sha3-256
+expect_rc 0
+if grep -q "hash limited the speed" "$T/err"; then
+	grep -qE "^pdd: the sha3-256 hash limited the speed: " "$T/err" ||
+		{ cat "$T/err"; fail "the pace line names the wrong hash"; }
+fi
+rm -f "$T/big" "$T/bout"
 
 # --- a stop: no digest and no hashlog; SIGUSR1 shows the bytes hashed
 "$STAMP" fill "$T/sback" 0 $((6 * MiB)) 74
@@ -121,11 +165,11 @@ if [ -f "$SGD" ]; then
 	rm -f "$T/sgmap"
 	"${sgenv[@]}" "$PDD" if="$T/src" of="$T/nodes/sg0" count=2048 map="$T/sgmap" 2>"$T/err" ||
 		{ cat "$T/err"; fail "sg: the first part"; }
-	"${sgenv[@]}" "$PDD" if="$T/src" of="$T/nodes/sg0" map="$T/sgmap" hash=sha256 verify=hash 2>"$T/err" ||
+	"${sgenv[@]}" "$PDD" if="$T/src" of="$T/nodes/sg0" map="$T/sgmap" hash=sha256 2>"$T/err" ||
 		{ cat "$T/err"; fail "sg: the resumed copy"; }
 	expect_err "pdd: hash=: this run wrote part of the range: hashing '$T/nodes/sg0' by reading it"
+	expect_err "pdd: sha256 $(head -c $((4 * MiB + 512)) "$T/sg.img" | sum)"
 	expect_err "pdd: sha256 $(sum <"$T/src")"
-	expect_err "pdd: verify: the sha256 of '$T/nodes/sg0' read back matches the copy's"
 else
 	echo "the sg double is not built: no sg case"
 fi
@@ -137,15 +181,22 @@ if command -v nbdkit >/dev/null && "$PDD" --version | grep -q '^engines:.* nbd';
 	rm -f "$T/nmap"
 	"$PDD" if="$T/src" of="$(uri n)" skip=1000 seek=1000 count=4000 map="$T/nmap" 2>"$T/err" ||
 		{ cat "$T/err"; fail "NBD: the first part"; }
-	"$PDD" if="$T/src" of="$(uri n)" map="$T/nmap" hash=sha256,md5 verify=hash 2>"$T/err" ||
+	"$PDD" if="$T/src" of="$(uri n)" map="$T/nmap" hash=sha256,md5 2>"$T/err" ||
 		{ cat "$T/err"; fail "NBD: the resumed copy"; }
-	expect_err "pdd: sha256 $(sum <"$T/src")"
-	expect_err "pdd: verify: the md5 of '$(uri n)' read back matches the copy's"
+	expect_err "pdd: sha256 $(head -c $((4 * MiB + 512)) "$T/nbd.img" | sum)"
+	expect_err "pdd: md5 $(md5sum <"$T/src" | cut -d' ' -f1)"
 else
 	echo "no nbdkit or pdd without NBD: no NBD case"
 fi
 
 # --- refusals
+# verify=hash with a map that marks part of the range finished
+printf '# Mapfile\n0x0 +\n0x0 0x100000 +\n' >"$T/vmap"
+rm -f "$T/vout"
+run_pdd if="$T/src" of="$T/vout" map="$T/vmap" verify=hash
+expect_rc 31
+expect_err "pdd: verify=hash and map= contradict: '$T/vmap' marks part of the range finished, which this run cannot hash as it writes"
+[ ! -e "$T/vout" ] || fail "a refused verify=hash created the output"
 run_pdd if="$T/src" of=/dev/null verify=hash
 expect_rc 31
 expect_err "pdd: verify=hash: '/dev/null' discards what is written: there is nothing to compare"
