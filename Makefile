@@ -197,9 +197,9 @@ tests/sgdouble/libsgdouble.so: tests/sgdouble/sgdouble.c
 	$(msg) CC $<
 	$(Q)$(CC) $(ALL_CFLAGS) -shared -fPIC -o $@ $< -ldl
 
-tests/faultfs/faultfs: tests/faultfs/faultfs.c
-	$(msg) CC $<
-	$(Q)$(CC) $(ALL_CFLAGS) $$(pkg-config --cflags fuse3) -o $@ $< $$(pkg-config --libs fuse3)
+tests/faultfs/faultfs: tests/faultfs/faultfs.c tests/faultfs/faults.c tests/faultfs/faults.h
+	$(msg) CC $@
+	$(Q)$(CC) $(ALL_CFLAGS) $$(pkg-config --cflags fuse3) -o $@ $(filter %.c,$^) $$(pkg-config --libs fuse3)
 
 unit: $(UNIT_TESTS:%=build/test-%)
 	$(Q)for t in $^; do $$t || exit 1; done

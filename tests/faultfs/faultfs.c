@@ -12,16 +12,18 @@
  * MOUNTPOINT/control shows the fault set and the counters when read:
  *
  *   read=A-B,... write=A-B,... fsync=0|1 delay_us=N [fallocate=1]
+ *     [lose=A-B,...] [slow=A-B:US,...] [flaky=A-B:N,...] [bad_delay_us=N]
  *   reads=N writes=N failed_reads=N failed_writes=N fsyncs=N failed_fsyncs=N
  *     read_bytes=N written_bytes=N fallocates=N failed_fallocates=N
  *     fallocated_bytes=N
  *
- * (two lines; the second is one line here cut in three; fallocate=1 only
- * when it is set, so that the first line reads as it did before there was
- * fallocate=)
+ * (two lines, each cut here; the keys in brackets only when set, so that
+ * the first line reads as it did before there were such keys; written
+ * back to control, the first line gives the same fault set)
  *
- * and replaces the whole fault set when written a line of FAULTs (an
- * empty line clears it; "reset" in the line also zeroes the counters):
+ * and replaces the whole fault set (flaky= counts too) when written a
+ * line of FAULTs (an empty line clears it; "reset" in the line also
+ * zeroes the counters):
  *
  *   read=A-B[,A-B...]   a read request that overlaps any byte of [A, B)
  *                       (decimal bytes) fails as a whole with EIO
@@ -33,11 +35,25 @@
  *                       (and every fallocate)
  *   lose=A-B[,A-B...]   writes succeed but leave the bytes of [A, B) as
  *                       they were: a disk that loses writes silently
- *                       (shown in control only when set)
+ *   slow=A-B:US[,...]   a read, write or fallocate that overlaps [A, B)
+ *                       sleeps US more microseconds first, failing or
+ *                       not (the largest US of the slow ranges it meets,
+ *                       once)
+ *   flaky=A-B:N[,...]   a read that overlaps [A, B) fails with EIO while
+ *                       the range has failures left, N at first, and uses
+ *                       one (one of each such range it meets); then the
+ *                       range reads.  control shows the failures left.
+ *   bad_delay_us=N      a read that fails (read= or flaky=) sleeps N us
+ *                       more first: a disk that takes long on a bad sector
  *   fallocate=1         fallocate(2) of disk is done on BACKING (a range
  *                       that overlaps write= fails with EIO, as a write);
  *                       0, the default, refuses it with EOPNOTSUPP, as a
  *                       FUSE file system without fallocate does
+ *
+ * Delays are at most 60000000 us each and add up (delay_us=, then slow=,
+ * then bad_delay_us=); a sleeping request holds no lock: requests in
+ * flight sleep at once (unless faultfs runs single-threaded, -s).  N of
+ * flaky= is at most 1000000000.
  *
  * FUSE-OPTIONs (-f, -d, -s, -o ...) go to libfuse; by default the program
  * returns once mounted and serves in the background, multithreaded, with
@@ -59,9 +75,11 @@
  *     whole, but a write may leave its first parts written.
  *   - Only EIO (and EOPNOTSUPP for fallocate with fallocate=0) and lost
  *     writes, and only on disk; no short reads or writes, no other silent
- *     corruption, no faults that fire N times or after N requests, no
- *     latency per range, no ENOSPC.  Faults on other operations
- *     (open, getattr, truncate) do not exist.
+ *     corruption, no ENOSPC.  flaky= is for reads only and counts
+ *     requests, not sectors or time: no write that fails N times, no
+ *     fault that starts after N requests, no sector that goes bad while
+ *     read or that fails again later.  Delays are fixed, not random.
+ *     Faults on other operations (open, getattr, truncate) do not exist.
  *   - read_bytes and written_bytes count the bytes of the reads and
  *     writes of disk that succeeded; fallocates counts every fallocate of
  *     disk (refused ones too, in failed_fallocates), fallocated_bytes the
@@ -80,138 +98,22 @@
 #include <fcntl.h>
 #include <fuse.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#define MAXR 256
-
-struct range { uint64_t lo, hi; };
-
-struct faults {
-	struct range rd[MAXR], wr[MAXR], lose[MAXR];
-	int nrd, nwr, nlose, fsync, fallocate;
-	unsigned long delay_us;
-};
+#include "faults.h"
 
 static int backing = -1;
-static struct faults cur;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_uint_fast64_t n_reads, n_writes, n_bad_reads, n_bad_writes,
 	n_fsyncs, n_bad_fsyncs, n_read_bytes, n_written_bytes, n_fallocs,
 	n_bad_fallocs, n_falloc_bytes;
 
 /* a control file open for reading holds the text it had at open */
 struct snap { char *buf; size_t len; };
-
-static int number(const char *s, uint64_t *v)
-{
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	*v = strtoull(s, &end, 10);
-	return errno || *end ? -1 : 0;
-}
-
-/* "A-B,C-D" (or "") into r; -1 when malformed */
-static int ranges(char *s, struct range *r, int *n)
-{
-	char *save = NULL, *tok, *dash;
-
-	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		dash = strchr(tok, '-');
-		if (!dash || *n >= MAXR)
-			return -1;
-		*dash = 0;
-		if (number(tok, &r[*n].lo) || number(dash + 1, &r[*n].hi) ||
-		    r[*n].lo >= r[*n].hi)
-			return -1;
-		(*n)++;
-	}
-	return 0;
-}
-
-/* a line of FAULTs into f; *reset set when it says "reset" */
-static int parse(char *line, struct faults *f, int *reset)
-{
-	char *save = NULL, *tok;
-	uint64_t v;
-
-	memset(f, 0, sizeof(*f));
-	*reset = 0;
-	for (tok = strtok_r(line, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
-		if (!strncmp(tok, "read=", 5)) {
-			if (ranges(tok + 5, f->rd, &f->nrd))
-				return -1;
-		} else if (!strncmp(tok, "write=", 6)) {
-			if (ranges(tok + 6, f->wr, &f->nwr))
-				return -1;
-		} else if (!strncmp(tok, "lose=", 5)) {
-			if (ranges(tok + 5, f->lose, &f->nlose))
-				return -1;
-		} else if (!strncmp(tok, "fsync=", 6)) {
-			if (number(tok + 6, &v) || v > 1)
-				return -1;
-			f->fsync = (int)v;
-		} else if (!strncmp(tok, "fallocate=", 10)) {
-			if (number(tok + 10, &v) || v > 1)
-				return -1;
-			f->fallocate = (int)v;
-		} else if (!strncmp(tok, "delay_us=", 9)) {
-			if (number(tok + 9, &v) || v > 60000000)
-				return -1;
-			f->delay_us = (unsigned long)v;
-		} else if (!strcmp(tok, "reset")) {
-			*reset = 1;
-		} else {
-			return -1;
-		}
-	}
-	return 0;
-}
-
-static void put_ranges(FILE *o, const char *name, const struct range *r, int n)
-{
-	fprintf(o, "%s=", name);
-	for (int i = 0; i < n; i++)
-		fprintf(o, "%s%" PRIu64 "-%" PRIu64, i ? "," : "", r[i].lo, r[i].hi);
-}
-
-static int overlaps(const struct range *r, int n, off_t off, size_t size)
-{
-	uint64_t lo = (uint64_t)off, hi = lo + size;
-
-	for (int i = 0; i < n; i++)
-		if (lo < r[i].hi && r[i].lo < hi)
-			return 1;
-	return 0;
-}
-
-/* the fault decision for one request, and its delay */
-static int faulty(int write, off_t off, size_t size)
-{
-	unsigned long delay;
-	int bad;
-
-	pthread_mutex_lock(&lock);
-	bad = write ? overlaps(cur.wr, cur.nwr, off, size) : overlaps(cur.rd, cur.nrd, off, size);
-	delay = cur.delay_us;
-	pthread_mutex_unlock(&lock);
-	if (delay) {
-		struct timespec ts = { (time_t)(delay / 1000000), (long)(delay % 1000000) * 1000 };
-
-		while (nanosleep(&ts, &ts) && errno == EINTR)
-			;
-	}
-	return bad;
-}
 
 static int is(const char *path, const char *name)
 {
@@ -289,15 +191,7 @@ static int ff_open(const char *path, struct fuse_file_info *fi)
 		free(s);
 		return -ENOMEM;
 	}
-	pthread_mutex_lock(&lock);
-	put_ranges(o, "read", cur.rd, cur.nrd);
-	put_ranges(o, " write", cur.wr, cur.nwr);
-	fprintf(o, " fsync=%d delay_us=%lu%s", cur.fsync, cur.delay_us,
-		cur.fallocate ? " fallocate=1" : "");
-	if (cur.nlose)
-		put_ranges(o, " lose", cur.lose, cur.nlose);
-	fputc('\n', o);
-	pthread_mutex_unlock(&lock);
+	faults_show(o);
 	fprintf(o, "reads=%" PRIuFAST64 " writes=%" PRIuFAST64 " failed_reads=%" PRIuFAST64
 		" failed_writes=%" PRIuFAST64 " fsyncs=%" PRIuFAST64 " failed_fsyncs=%" PRIuFAST64,
 		atomic_load(&n_reads), atomic_load(&n_writes), atomic_load(&n_bad_reads),
@@ -343,7 +237,7 @@ static int ff_read(const char *path, char *buf, size_t size, off_t off,
 	if (!is(path, "/disk"))
 		return -EBADF;
 	atomic_fetch_add(&n_reads, 1);
-	if (faulty(0, off, size)) {
+	if (faults_request(0, off, size)) {
 		atomic_fetch_add(&n_bad_reads, 1);
 		return -EIO;
 	}
@@ -362,58 +256,18 @@ static int ff_read(const char *path, char *buf, size_t size, off_t off,
 	return (int)done;
 }
 
-/* lose=: a write overlapping a lost range gets a copy of its buffer
- * (*copy, in *buf) holding there what the disk holds now.  -1: no memory. */
-static int lost(const char **buf, char **copy, off_t off, size_t size)
-{
-	uint64_t lo = (uint64_t)off, hi = lo + size;
-
-	*copy = NULL;
-	pthread_mutex_lock(&lock);
-	for (int i = 0; i < cur.nlose; i++) {
-		uint64_t a = cur.lose[i].lo > lo ? cur.lose[i].lo : lo;
-		uint64_t b = cur.lose[i].hi < hi ? cur.lose[i].hi : hi;
-
-		if (a >= b)
-			continue;
-		if (!*copy && !(*copy = malloc(size))) {
-			pthread_mutex_unlock(&lock);
-			return -1;
-		}
-		if (*buf != *copy) {
-			memcpy(*copy, *buf, size);
-			*buf = *copy;
-		}
-		/* past the backing's end there is nothing to keep: zeros */
-		memset(*copy + (a - lo), 0, b - a);
-		(void)!pread(backing, *copy + (a - lo), b - a, (off_t)a);
-	}
-	pthread_mutex_unlock(&lock);
-	return 0;
-}
-
 static int ff_write(const char *path, const char *buf, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
 	char *copy = NULL;
-	struct faults f;
 	size_t done = 0;
-	char *line;
-	int reset;
+	int reset, r;
 
 	(void)fi;
 	if (is(path, "/control")) {
-		line = strndup(buf, size);
-		if (!line)
-			return -ENOMEM;
-		if (parse(line, &f, &reset)) {
-			free(line);
-			return -EINVAL;
-		}
-		free(line);
-		pthread_mutex_lock(&lock);
-		cur = f;
-		pthread_mutex_unlock(&lock);
+		r = faults_set(buf, size, &reset);
+		if (r)
+			return r;
 		if (reset) {
 			atomic_store(&n_reads, 0);
 			atomic_store(&n_writes, 0);
@@ -432,11 +286,11 @@ static int ff_write(const char *path, const char *buf, size_t size, off_t off,
 	if (!is(path, "/disk"))
 		return -EBADF;
 	atomic_fetch_add(&n_writes, 1);
-	if (faulty(1, off, size)) {
+	if (faults_request(1, off, size)) {
 		atomic_fetch_add(&n_bad_writes, 1);
 		return -EIO;
 	}
-	if (lost(&buf, &copy, off, size))
+	if (faults_lost(backing, &buf, &copy, off, size))
 		return -ENOMEM;
 	while (done < size) {
 		ssize_t r = pwrite(backing, buf + done, size - done, off + (off_t)done);
@@ -459,23 +313,13 @@ static int ff_write(const char *path, const char *buf, size_t size, off_t off,
 	return (int)done;
 }
 
-static int fsync_fault(void)
-{
-	int f;
-
-	pthread_mutex_lock(&lock);
-	f = cur.fsync;
-	pthread_mutex_unlock(&lock);
-	return f;
-}
-
 static int ff_fsync(const char *path, int datasync, struct fuse_file_info *fi)
 {
 	(void)fi;
 	if (!is(path, "/disk"))
 		return 0;
 	atomic_fetch_add(&n_fsyncs, 1);
-	if (fsync_fault()) {
+	if (faults_fsync()) {
 		atomic_fetch_add(&n_bad_fsyncs, 1);
 		return -EIO;
 	}
@@ -485,27 +329,22 @@ static int ff_fsync(const char *path, int datasync, struct fuse_file_info *fi)
 static int ff_flush(const char *path, struct fuse_file_info *fi)
 {
 	(void)fi;
-	return is(path, "/disk") && fsync_fault() ? -EIO : 0;
+	return is(path, "/disk") && faults_fsync() ? -EIO : 0;
 }
 
 static int ff_fallocate(const char *path, int mode, off_t off, off_t len,
 			struct fuse_file_info *fi)
 {
-	int on;
-
 	(void)fi;
 	if (!is(path, "/disk"))
 		return -EOPNOTSUPP;
 	atomic_fetch_add(&n_fallocs, 1);
-	pthread_mutex_lock(&lock);
-	on = cur.fallocate;
-	pthread_mutex_unlock(&lock);
 	/* not -ENOSYS, which the kernel would remember for good */
-	if (!on) {
+	if (!faults_fallocate()) {
 		atomic_fetch_add(&n_bad_fallocs, 1);
 		return -EOPNOTSUPP;
 	}
-	if (faulty(1, off, (size_t)len)) {
+	if (faults_request(1, off, (size_t)len)) {
 		atomic_fetch_add(&n_bad_fallocs, 1);
 		return -EIO;
 	}
@@ -544,7 +383,9 @@ static const struct fuse_operations ops = {
 static void usage(void)
 {
 	fprintf(stderr, "usage: faultfs BACKING MOUNTPOINT [read=A-B,...] [write=A-B,...]"
-			" [fsync=0|1] [delay_us=N] [fallocate=0|1] [FUSE-OPTION...]\n");
+			" [fsync=0|1] [delay_us=N]\n"
+			"               [fallocate=0|1] [lose=A-B,...] [slow=A-B:US,...] [flaky=A-B:N,...]\n"
+			"               [bad_delay_us=N] [FUSE-OPTION...]\n");
 	exit(2);
 }
 
@@ -581,7 +422,7 @@ int main(int argc, char **argv)
 			usage();
 		sprintf(line + n, "%s ", argv[i]);
 	}
-	if (parse(line, &cur, &reset))
+	if (faults_set(line, strlen(line), &reset))
 		usage();
 	free(line);
 	return fuse_main(fargc, fargv, &ops, NULL);

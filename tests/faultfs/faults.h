@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * faultfs's fault set (faults.c): the one line of FAULTs that the control
+ * file takes and shows, and the decisions for each request of disk.  It
+ * holds the current set and its lock; faultfs.c has the FUSE operations
+ * and the counters.  The syntax is in the comment at the top of faultfs.c.
+ */
+#ifndef FAULTFS_FAULTS_H
+#define FAULTFS_FAULTS_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+/* replace the fault set by the FAULTs in line[0, len) (need not end in
+ * NUL); *reset set when it says "reset".  0, -EINVAL (the set unchanged)
+ * or -ENOMEM */
+int faults_set(const char *line, size_t len, int *reset);
+
+/* the first line of control: the fault set, as faults_set takes it */
+void faults_show(FILE *o);
+
+/* the decision for a read or write of disk at [off, off + size): sleeps
+ * as long as the set says (delay_us=, slow=, and bad_delay_us= for a read
+ * that fails), then 1 when it fails with EIO.  A read uses one failure
+ * of each flaky= range it overlaps that has some left. */
+int faults_request(int write, off_t off, size_t size);
+
+/* fsync=1, fallocate=1 */
+int faults_fsync(void);
+int faults_fallocate(void);
+
+/* lose=: a write of buf to [off, off + size) of fd that overlaps a lost
+ * range gets a copy of buf (*copy, then in *buf) holding there what fd
+ * holds now (zeros past its end); *copy is NULL when none overlaps, to
+ * be freed by the caller.  -1: no memory. */
+int faults_lost(int fd, const char **buf, char **copy, off_t off, size_t size);
+
+#endif
