@@ -47,7 +47,9 @@ struct pdd_map {
 	size_t n, cap;
 	uint64_t cur_pos;		/* status line: where the copy is */
 	char cur_status;		/* '?' copying, '+' finished */
-	unsigned int pass;		/* status line: always 1 from pdd */
+	unsigned int pass;		/* status line: the pass (rescue=1), else 1 */
+	const char *msg;		/* the comment above it: what is being
+					 * done (rescue=1); NULL: "Copying" */
 	const char *cmdline;		/* for the header; NULL leaves it out */
 	time_t started;			/* for the header */
 };

@@ -94,6 +94,16 @@ struct pdd_opts {
 	unsigned int fua;		/* fua=0..3: 1 of, 2 if (sgp_dd's bits) */
 	bool dio;			/* dio=1: sg direct I/O (SG_FLAG_DIRECT_IO) */
 	bool coe;			/* coe=1: continue past unreadable blocks */
+	/* rescue=1 (rescue.c) */
+	bool rescue;			/* rescue=1: ddrescue's passes */
+	uint64_t skip_size, skip_max;	/* skip_size=, max_skip=: pass 1's skip */
+	bool skip_given;		/* skip_size= was given (0: never skip) */
+	uint64_t min_rate, max_rate;	/* min_rate=, max_rate=: bytes a second */
+	unsigned int give_up;		/* give_up=: seconds without a good read */
+	bool reverse;			/* reverse=1: passes the other way */
+	const char *domain;		/* domain=: only what this map finished */
+	bool trim, scrape;		/* trim=0, scrape=0: leave those phases */
+	const char *rescue_only;	/* an operand given that needs rescue=1 */
 	unsigned int retries;		/* retries=: more reads of a bad block */
 	uint64_t coe_limit;		/* coe_limit=: stop after this many, 0 never */
 	unsigned int timeout;		/* timeout=: seconds per SCSI command */
@@ -262,6 +272,17 @@ struct pdd_result {
 	uint64_t verify_first;		/* the first that differs, in blocks of
 					 * bs from the start of the output */
 	double verify_secs;		/* wall time of the comparison */
+	/* rescue=1: how it ended (rescue-report.c) */
+	bool rescue;			/* the run was a rescue */
+	uint64_t rescued;		/* bytes of the range finished ('+') */
+	uint64_t non_tried, non_trimmed, non_scraped, bad_bytes;
+	uint64_t bad_areas;		/* runs of bad blocks */
+	uint64_t read_errors;		/* reads that failed */
+	char rescue_status;		/* the phase it ended in, as the map's
+					 * status line: '?', '*', '/', '-', '+' */
+	unsigned int rescue_pass;
+	bool gave_up;			/* give_up= expired */
+	double since_good;		/* seconds since the last good read */
 };
 
 /* args.c */
@@ -367,6 +388,16 @@ void pdd_progress_start(bool on, const struct pdd_extent *todo, size_t n,
 			double t0);
 void pdd_progress_tick(uint64_t bytes, double now, double idle);
 void pdd_progress_end(void);
+
+/* rescue.c */
+struct pdd_map;
+int pdd_rescue(const struct pdd_plan *p, struct pdd_dev *in, struct pdd_dev *out,
+	       const struct pdd_opts *o, struct pdd_map *map, struct pdd_result *r);
+int pdd_rescue_check(const struct pdd_opts *o, const struct pdd_dev *in,
+		     const struct pdd_dev *out, const struct pdd_plan *p);
+void pdd_rescue_json(FILE *f, const struct pdd_result *r);
+void pdd_rescue_say(const struct pdd_opts *o, const struct pdd_plan *p,
+		    const struct pdd_result *r);
 
 /* verify-open.c */
 int pdd_verify_check(const struct pdd_opts *o, const struct pdd_dev *in,

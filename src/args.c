@@ -151,11 +151,13 @@ static const struct operand operands[] = {
 	{ "coe_limit",	ARG_U64,	OPT(coe_limit),	0, INT64_MAX,	21 },
 	{ "conns",	ARG_UINT,	OPT(conns),	1, PDD_NBD_MAX_CONNS, 29 },
 	{ "conv",	ARG_CONV,	OPT(conv_sparse), 0, 0,		31 },
+	{ "domain",	ARG_PATH,	OPT(domain),	0, 0,		35 },
 	{ "count",	ARG_U64,	OPT(count),	0, INT64_MAX,	2 },
 	{ "deb",	ARG_INT,	OPT(verbose),	0, 9,		3 },
 	{ "dio",	ARG_BOOL,	OPT(dio),	0, 1,		18 },
 	{ "engine",	ARG_ENGINE,	OPT(engine),	0, 0,		4 },
 	{ "fua",	ARG_UINT,	OPT(fua),	0, 3,		19 },
+	{ "give_up",	ARG_UINT,	OPT(give_up),	1, 4000000,	36 },
 	{ "hash",	ARG_HASH,	OPT(hash_algs),	0, 0,		32 },
 	{ "hashlog",	ARG_PATH,	OPT(hashlog),	0, 0,		33 },
 	{ "hashwindow",	ARG_U64,	OPT(hashwindow), 1, INT64_MAX,	34 },
@@ -163,12 +165,19 @@ static const struct operand operands[] = {
 	{ "iflag",	ARG_IFLAGS,	OPT(iflags),	0, 0,		6 },
 	{ "map",	ARG_PATH,	OPT(map),	0, 0,		23 },
 	{ "map_interval", ARG_UINT,	OPT(map_interval), 0, 86400,	24 },
+	{ "max_rate",	ARG_U64,	OPT(max_rate),	1, INT64_MAX,	37 },
+	{ "max_skip",	ARG_U64,	OPT(skip_max),	65536, INT64_MAX, 38 },
+	{ "min_rate",	ARG_U64,	OPT(min_rate),	1, INT64_MAX,	39 },
 	{ "of",		ARG_PATH,	OPT(out_path),	0, 0,		7 },
 	{ "oflag",	ARG_OFLAGS,	OPT(oflags),	0, 0,		8 },
 	{ "qd",		ARG_UINT,	OPT(qd),	1, PDD_MAX_QD,	9 },
+	{ "rescue",	ARG_BOOL,	OPT(rescue),	0, 1,		40 },
 	{ "retries",	ARG_UINT,	OPT(retries),	0, 1000,	22 },
+	{ "reverse",	ARG_BOOL,	OPT(reverse),	0, 1,		41 },
+	{ "scrape",	ARG_BOOL,	OPT(scrape),	0, 1,		42 },
 	{ "seek",	ARG_U64,	OPT(seek),	0, INT64_MAX,	10 },
 	{ "skip",	ARG_U64,	OPT(skip),	0, INT64_MAX,	11 },
+	{ "skip_size",	ARG_U64,	OPT(skip_size),	0, INT64_MAX,	43 },
 	{ "sparse",	ARG_U64,	OPT(sparse),	0, PDD_MAX_XFER, 30 },
 	{ "status",	ARG_STATUS,	OPT(status),	0, 0,		12 },
 	{ "sync",	ARG_BOOL,	OPT(sync),	0, 1,		13 },
@@ -176,6 +185,7 @@ static const struct operand operands[] = {
 	{ "threads",	ARG_UINT,	OPT(threads),	1, PDD_MAX_THREADS, 14 },
 	{ "time",	ARG_BOOL,	OPT(time),	0, 1,		15 },
 	{ "timeout",	ARG_UINT,	OPT(timeout),	1, 4000000,	20 },
+	{ "trim",	ARG_BOOL,	OPT(trim),	0, 1,		44 },
 	{ "verbose",	ARG_INT,	OPT(verbose),	0, 9,		3 },
 	{ "verify",	ARG_VERIFY,	OPT(verify),	0, 0,		28 },
 };
@@ -437,6 +447,20 @@ static int check_conflicts(const struct pdd_opts *o)
 		pdd_usage_error("conv=sparse and sparse=0 contradict");
 		return -EINVAL;
 	}
+	if (o->rescue_only && !o->rescue) {
+		pdd_usage_error("%s= needs rescue=1", o->rescue_only);
+		return -EINVAL;
+	}
+	if (o->rescue && (o->verify || (o->oflags & PDD_F_APPEND))) {
+		pdd_usage_error("rescue=1 and %s contradict: a rescue writes where it reads, in any order",
+				o->verify ? "verify=" : "oflag=append");
+		return -EINVAL;
+	}
+	if (o->skip_size && o->skip_max && o->skip_size > o->skip_max) {
+		pdd_usage_error("skip_size=%llu is more than max_skip=%llu",
+				(unsigned long long)o->skip_size, (unsigned long long)o->skip_max);
+		return -EINVAL;
+	}
 	if (o->map && (o->oflags & PDD_F_TRUNC)) {
 		pdd_usage_error("map= and oflag=trunc contradict: a rerun would cut off what the map marks finished");
 		return -EINVAL;
@@ -473,7 +497,7 @@ static void merge_aliases(struct pdd_opts *o)
 
 int pdd_parse_args(int argc, char **argv, struct pdd_opts *o)
 {
-	bool seen[40] = { false };
+	bool seen[48] = { false };
 	int err;
 
 	memset(o, 0, sizeof(*o));
@@ -483,6 +507,7 @@ int pdd_parse_args(int argc, char **argv, struct pdd_opts *o)
 	o->cdbsz = 10;
 	o->timeout = PDD_SG_TIMEOUT;
 	o->map_interval = PDD_MAP_INTERVAL;
+	o->trim = o->scrape = true;
 
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
@@ -523,6 +548,10 @@ int pdd_parse_args(int argc, char **argv, struct pdd_opts *o)
 			o->timeout_given = true;
 		if (!strcmp(name, "sparse"))
 			o->sparse_given = true;
+		if (!strcmp(name, "skip_size"))
+			o->skip_given = true;
+		if (op->id >= 35 && op->id != 40)
+			o->rescue_only = name;	/* one of rescue=1's */
 	}
 	if (o->help || o->version)
 		return 0;

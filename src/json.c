@@ -400,6 +400,8 @@ void pdd_report_json(FILE *f, const struct pdd_json *j)
 	fprintf(f, "%" PRIu64, r ? r->recovered : 0);
 	key(f, 1, &first, "map");
 	map(f, j);
+	key(f, 1, &first, "rescue");
+	pdd_rescue_json(f, r);
 	key(f, 1, &first, "verify");
 	verify(f, r, j->o);
 	key(f, 1, &first, "resume");

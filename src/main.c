@@ -199,6 +199,32 @@ static int copy(int argc, char **argv, const struct pdd_opts *o,
 	return pdd_exit_status(r);
 }
 
+/* rescue=1: the rescue, its report, and how to go on after a stop. */
+static int rescue(int argc, char **argv, const struct pdd_opts *o,
+		  struct pdd_plan *p, struct pdd_dev *in, struct pdd_dev *out,
+		  struct pdd_map *m, struct pdd_result *r, char **resume,
+		  bool *copied)
+{
+	int err = pdd_rescue(p, in, out, o, m, r);
+
+	if (err)
+		return err == -ENOMEM ? PDD_EXIT_OTHER : pdd_exit_os(err);
+	*copied = true;
+	pdd_hash_after(p, out, o, r);	/* the digests, read back */
+	pdd_report(o, p, r);
+	pdd_rescue_say(o, p, r);
+	if (!r->err && !r->signal && !r->gave_up)
+		return pdd_exit_status(r);
+	if (m) {
+		*resume = join_args(argc, argv);
+		if (*resume)
+			pdd_error("to resume: %s", *resume);
+	} else {
+		pdd_error("without map= this rescue cannot be resumed: a rerun starts again");
+	}
+	return pdd_exit_status(r);
+}
+
 int main(int argc, char **argv)
 {
 	struct pdd_dev in = { .fd = -1 }, out = { .fd = -1 };
@@ -238,7 +264,8 @@ int main(int argc, char **argv)
 		goto out;
 	js.in = &in;
 	js.out = &out;
-	if (pdd_plan_make(&o, &in, &out, &p) || pdd_verify_check(&o, &in, &out, &p)) {
+	if (pdd_plan_make(&o, &in, &out, &p) || pdd_verify_check(&o, &in, &out, &p) ||
+	    pdd_rescue_check(&o, &in, &out, &p)) {
 		status = PDD_EXIT_CONTRADICT;
 		goto out;
 	}
@@ -275,7 +302,8 @@ int main(int argc, char **argv)
 		status = err ? pdd_exit_os(err) : pdd_exit_status(&r);
 		goto out;
 	}
-	status = copy(argc, argv, &o, &p, &in, &out, m, &r, &resume, &copied);
+	status = o.rescue ? rescue(argc, argv, &o, &p, &in, &out, m, &r, &resume, &copied) :
+			    copy(argc, argv, &o, &p, &in, &out, m, &r, &resume, &copied);
 out:
 	if (o.status == PDD_STATUS_JSON) {
 		js.r = copied ? &r : NULL;

@@ -242,7 +242,8 @@ int pdd_map_write(const struct pdd_map *m, FILE *f, time_t now)
 		fprintf(f, "# Command line: %s\n", m->cmdline);
 	fprintf(f, "# Start time:   %s\n", start);
 	fprintf(f, "# Current time: %s\n", cur);
-	fprintf(f, "# %s\n", m->cur_status == PDD_MAP_DONE ? "Finished" : "Copying");
+	fprintf(f, "# %s\n", m->cur_status == PDD_MAP_DONE ? "Finished" :
+			      m->msg ? m->msg : "Copying");
 	fprintf(f, "# current_pos  current_status  current_pass\n");
 	fprintf(f, "0x%08" PRIX64 "     %c               %u\n",
 		m->cur_pos, m->cur_status, m->pass);

@@ -213,6 +213,11 @@ int pdd_exit_status(const struct pdd_result *r)
 		return PDD_EXIT_FILE_ERROR;	/* the digests, not the copy */
 	switch (-r->err) {
 	case 0:
+		/* rescue=1: give_up= expired, or blocks are left unread */
+		if (r->rescue && r->gave_up)
+			return PDD_EXIT_TIMEOUT;
+		if (r->rescue && (r->non_tried || r->non_trimmed || r->non_scraped || r->bad_bytes))
+			return PDD_EXIT_MEDIUM_HARD;
 		/* verify=hash found the output unlike what was written: that
 		 * comes before the unreadable blocks coe=1 wrote as zeros */
 		if (r->verify_hash_diff)
