@@ -551,7 +551,7 @@ int pdd_parse_args(int argc, char **argv, struct pdd_opts *o)
 		if (!strcmp(name, "skip_size"))
 			o->skip_given = true;
 		if (op->id >= 35 && op->id != 40)
-			o->rescue_only = name;	/* one of rescue=1's */
+			o->rescue_only = op->name;	/* one of rescue=1's */
 	}
 	if (o->help || o->version)
 		return 0;

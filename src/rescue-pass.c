@@ -431,16 +431,17 @@ static void begin_pass(struct rescuer *x, unsigned int n)
 
 /* The pass has nothing left and nothing in flight: the next one, or the
  * next phase that has something to do.  False when the rescue is done.
- * The copying phase ends when a pass found nothing at all to read, or
- * after the fifth; retrying likewise, or after retries= passes. */
+ * The copying phase ends when nothing is left untried, or after the
+ * fifth pass (a pass that finds nothing it may read, as the third and
+ * fourth often do, is not the end); retrying when a pass found nothing,
+ * or after retries= passes. */
 bool rescue_advance(struct rescuer *x)
 {
 	bool was_found = x->found;
 
 	x->started = x->found = false;
 	x->skip = x->skip_init;
-	if (x->phase == RP_COPY && was_found && x->pass < RESCUE_COPY_PASSES &&
-	    any(x, PDD_MAP_UNTRIED)) {
+	if (x->phase == RP_COPY && x->pass < RESCUE_COPY_PASSES && any(x, PDD_MAP_UNTRIED)) {
 		begin_pass(x, x->pass + 1);
 		return true;
 	}
@@ -487,10 +488,16 @@ int rescue_pass_setup(struct rescuer *x)
 	x->skip = x->skip_init;
 	x->phase = RP_COPY;
 	begin_pass(x, 1);
+	/* the pass the map was saved in goes on from where it was, if there
+	 * is anything that way (else from its start, as ddrescue does) */
 	if (m->cur_status == PDD_MAP_UNTRIED && m->pass >= 1 && m->pass <= RESCUE_COPY_PASSES &&
 	    m->cur_pos >= x->start && m->cur_pos <= x->end) {
+		uint64_t a, b;
+
 		begin_pass(x, m->pass);
-		x->front = m->cur_pos;
+		if (x->forward ? find_fwd(x, PDD_MAP_UNTRIED, m->cur_pos, &a, &b) :
+				 find_bwd(x, PDD_MAP_UNTRIED, m->cur_pos, &a, &b))
+			x->front = m->cur_pos;
 	}
 	if (any(x, PDD_MAP_UNTRIED))
 		return 0;

@@ -81,11 +81,26 @@ static void release(struct rescuer *x, struct rslot *s)
 	x->idle[x->nidle++] = (unsigned int)(s - x->slots);
 }
 
-/* s's read is over with s->got good bytes: write them, or give s back. */
+/* The good bytes of s are where they belong: finished. */
+static void finished(struct rescuer *x, struct rslot *s)
+{
+	if (pdd_map_set(x->map, s->pos, s->got, PDD_MAP_DONE))
+		fail(x, PDD_OP_MAP, 0, 0, -ENOMEM);
+	x->r->out_bytes += s->got;
+	release(x, s);
+}
+
+/* s's read is over with s->got good bytes: write them (an output that
+ * discards, /dev/null, has them at once: a scan of the input), or give s
+ * back. */
 static void write_good(struct rescuer *x, struct rslot *s)
 {
 	if (!s->got) {
 		release(x, s);
+		return;
+	}
+	if (!x->p->ops[PDD_OUT]) {
+		finished(x, s);
 		return;
 	}
 	s->writing = true;
@@ -142,11 +157,7 @@ static void write_back(struct rescuer *x, struct rslot *s, ssize_t res)
 		release(x, s);
 		return;
 	}
-	/* finished once written; a save flushes before it says so */
-	if (pdd_map_set(x->map, s->pos, s->got, PDD_MAP_DONE))
-		fail(x, PDD_OP_MAP, 0, 0, -ENOMEM);
-	x->r->out_bytes += s->got;
-	release(x, s);
+	finished(x, s);	/* a save flushes before it says so */
 }
 
 static void on_done(void *ctx, struct pdd_req *rq)
@@ -168,7 +179,7 @@ static void save(struct rescuer *x, bool end)
 
 	x->last_save = pdd_now();
 	x->save_due = false;
-	if (x->r->out_bytes && !x->r->err) {
+	if (x->r->out_bytes && !x->r->err && x->p->ops[PDD_OUT]) {
 		err = pdd_drive_flush(&x->drv, PDD_OUT, x->out);
 		if (err) {
 			fail(x, PDD_OP_FLUSH, 0, 0, err);
@@ -210,23 +221,26 @@ static void tick(struct rescuer *x, double now)
 	rescue_progress(x, now, false);
 }
 
-/* max_rate=: this second's reads are enough; wait for the next. */
+/* max_rate=: this second's reads are enough.  With reads in flight
+ * their completions wake the loop; with none, wait here for the next
+ * second (the loop would end with nothing to wait for). */
 static bool rate_capped(struct rescuer *x)
 {
-	double left;
 	struct timespec ts;
 
 	if (!x->o->max_rate || x->sec_bytes < x->o->max_rate)
 		return false;
 	if (x->reads || x->writes)
-		return true;	/* a completion wakes the loop */
-	left = 1.0 - (pdd_now() - x->sec_t);
-	if (left > 0) {
+		return true;
+	while (!pdd_stop_signal && pdd_now() - x->sec_t < 1.0) {
+		double left = 1.0 - (pdd_now() - x->sec_t);
+
 		ts.tv_sec = 0;
 		ts.tv_nsec = (long)(left * 1e9);
-		nanosleep(&ts, NULL);	/* a signal cuts it short */
+		nanosleep(&ts, NULL);
 	}
-	return true;
+	tick(x, pdd_now());
+	return x->sec_bytes >= x->o->max_rate;
 }
 
 /* Start what may start: reads while slots are idle; at a pass's end the
@@ -361,6 +375,9 @@ static int setup(struct rescuer *x)
 		       ((size / 100000 > 65536 ? size / 100000 : 65536) + 65535) / 65536 * 65536;
 	x->skip_max = x->o->skip_max ? x->o->skip_max :
 		      size / 100 > x->skip_init ? size / 100 : x->skip_init;
+	/* in whole blocks, as ddrescue rounds them */
+	x->skip_init = (x->skip_init + x->unit - 1) / x->unit * x->unit;
+	x->skip_max = (x->skip_max + x->unit - 1) / x->unit * x->unit;
 	if (x->o->skip_given && !x->o->skip_size)
 		x->skip_init = x->skip_max = 0;	/* skip_size=0: never skip */
 	err = load_domain(x);
