@@ -396,8 +396,7 @@ int pdd_rescue(const struct pdd_plan *p, struct pdd_dev *in, struct pdd_dev *out
 int pdd_rescue_check(const struct pdd_opts *o, const struct pdd_dev *in,
 		     const struct pdd_dev *out, const struct pdd_plan *p);
 void pdd_rescue_json(FILE *f, const struct pdd_result *r);
-void pdd_rescue_say(const struct pdd_opts *o, const struct pdd_plan *p,
-		    const struct pdd_result *r);
+void pdd_rescue_say(const struct pdd_opts *o, const struct pdd_result *r);
 
 /* verify-open.c */
 int pdd_verify_check(const struct pdd_opts *o, const struct pdd_dev *in,

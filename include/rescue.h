@@ -110,6 +110,7 @@ struct rescuer {
 int rescue_pass_setup(struct rescuer *x);
 bool rescue_next(struct rescuer *x, struct rslot *s);
 void rescue_read_done(struct rescuer *x, struct rslot *s, int err);
+void rescue_read_bad(struct rescuer *x, struct rslot *s, uint64_t bad);
 void rescue_second(struct rescuer *x);
 bool rescue_advance(struct rescuer *x);
 bool rescue_busy_jobs(const struct rescuer *x);

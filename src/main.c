@@ -212,7 +212,7 @@ static int rescue(int argc, char **argv, const struct pdd_opts *o,
 	*copied = true;
 	pdd_hash_after(p, out, o, r);	/* the digests, read back */
 	pdd_report(o, p, r);
-	pdd_rescue_say(o, p, r);
+	pdd_rescue_say(o, r);
 	if (!r->err && !r->signal && !r->gave_up)
 		return pdd_exit_status(r);
 	if (m) {

@@ -380,6 +380,21 @@ void rescue_read_done(struct rescuer *x, struct rslot *s, int err)
 	skip_ahead(x);
 }
 
+/* The read in s failed and the device named bad, its first bad block:
+ * that block is bad, the rest of the read as after a failure; the reader
+ * reads the blocks before it again. */
+void rescue_read_bad(struct rescuer *x, struct rslot *s, uint64_t bad)
+{
+	uint64_t end = s->pos + s->len, rest = bad + x->unit < end ? end - bad - x->unit : 0;
+	char st = x->phase == RP_COPY && rest > x->unit ? PDD_MAP_UNTRIMMED : PDD_MAP_BAD;
+
+	x->read_errors++;
+	if (pdd_map_set(x->map, bad, end - bad < x->unit ? end - bad : x->unit, PDD_MAP_BAD) ||
+	    (rest && pdd_map_set(x->map, bad + x->unit, rest, st)))
+		x->stop = true;
+	skip_ahead(x);
+}
+
 /* Once a second: a copying pass 1 or 2 that read slower than min_rate=
  * skips as after a failure (ddrescue's slow reads). */
 void rescue_second(struct rescuer *x)

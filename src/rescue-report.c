@@ -14,32 +14,45 @@
 
 #include "rescue.h"
 
-/* The map's counts over the range into r. */
+/* Add [a, b) of status st to r's counts; prev: the status before it. */
+static void add(struct pdd_result *r, char st, uint64_t n, char *prev)
+{
+	switch (st) {
+	case PDD_MAP_DONE:	r->rescued += n; break;
+	case PDD_MAP_UNTRIED:	r->non_tried += n; break;
+	case PDD_MAP_UNTRIMMED:	r->non_trimmed += n; break;
+	case PDD_MAP_UNSCRAPED:	r->non_scraped += n; break;
+	default:
+		r->bad_bytes += n;
+		r->bad_areas += *prev != PDD_MAP_BAD;
+	}
+	*prev = st;
+}
+
+/* The map's counts over the domain (the range, without domain=) into r. */
 void rescue_count(struct rescuer *x)
 {
 	struct pdd_result *r = x->r;
 	const struct pdd_map *m = x->map;
 	char prev = 0;
+	uint64_t last = 0;
 
 	r->rescued = r->non_tried = r->non_trimmed = r->non_scraped = r->bad_bytes = 0;
 	r->bad_areas = 0;
-	for (size_t i = 0; i < m->n; i++) {
-		const struct pdd_extent *e = &m->ext[i];
-		uint64_t a = e->pos > x->start ? e->pos : x->start;
-		uint64_t b = e->pos + e->size < x->end ? e->pos + e->size : x->end;
+	for (size_t d = 0; d < x->ndom; d++) {
+		uint64_t lo = x->dom[d].pos, hi = lo + x->dom[d].size;
 
-		if (a >= b)
-			continue;
-		switch (e->status) {
-		case PDD_MAP_DONE:	r->rescued += b - a; break;
-		case PDD_MAP_UNTRIED:	r->non_tried += b - a; break;
-		case PDD_MAP_UNTRIMMED:	r->non_trimmed += b - a; break;
-		case PDD_MAP_UNSCRAPED:	r->non_scraped += b - a; break;
-		default:
-			r->bad_bytes += b - a;
-			r->bad_areas += prev != PDD_MAP_BAD;
+		if (lo != last)
+			prev = 0;	/* a gap in the domain parts bad areas */
+		last = hi;
+		for (size_t i = 0; i < m->n; i++) {
+			const struct pdd_extent *e = &m->ext[i];
+			uint64_t a = e->pos > lo ? e->pos : lo;
+			uint64_t b = e->pos + e->size < hi ? e->pos + e->size : hi;
+
+			if (a < b)
+				add(r, e->status, b - a, &prev);
 		}
-		prev = e->status;
 	}
 	r->read_errors = x->read_errors;
 	r->rescue_status = rescue_phase_status(x->phase);
@@ -64,9 +77,10 @@ static void line(struct rescuer *x, char *buf, size_t len, double now)
 {
 	const struct pdd_result *r = x->r;
 	char phase[48], res[32], bad[32], rate[40];
-	uint64_t all = x->end - x->start;
+	uint64_t all;
 
 	rescue_count(x);
+	all = r->rescued + r->non_tried + r->non_trimmed + r->non_scraped + r->bad_bytes;
 	where(x, phase, sizeof(phase));
 	pdd_fmt_human(res, sizeof(res), (double)r->rescued, false);
 	pdd_fmt_human(bad, sizeof(bad), (double)r->bad_bytes, false);
@@ -104,10 +118,9 @@ void rescue_report_now(struct rescuer *x)
 }
 
 /* The closing lines, after the copy's records lines. */
-void pdd_rescue_say(const struct pdd_opts *o, const struct pdd_plan *p,
-		    const struct pdd_result *r)
+void pdd_rescue_say(const struct pdd_opts *o, const struct pdd_result *r)
 {
-	uint64_t all = p->total;
+	uint64_t all = r->rescued + r->non_tried + r->non_trimmed + r->non_scraped + r->bad_bytes;
 
 	if (o->status == PDD_STATUS_NONE || o->status == PDD_STATUS_JSON)
 		return;

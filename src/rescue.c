@@ -129,6 +129,16 @@ static void read_back(struct rescuer *x, struct rslot *s, ssize_t res)
 		if (s->pos + s->got < x->end)
 			x->end = s->pos + s->got;
 		s->len = s->got;
+	} else if (res < 0 && unreadable((int)res) && s->rq.bad_off != UINT64_MAX &&
+		   s->rq.bad_off > s->pos + s->got && s->rq.bad_off < s->pos + s->len &&
+		   !x->stop) {
+		/* the device named the first bad block (sg: the sense INFO
+		 * field): it and the rest are marked as a failed read's, and
+		 * the blocks before it are read again now */
+		rescue_read_bad(x, s, s->rq.bad_off);
+		s->len = (size_t)(s->rq.bad_off - s->pos);
+		submit(x, s);
+		return;
 	} else if (res < 0 && !unreadable((int)res)) {
 		fail(x, PDD_OP_READ, s->rq.off, s->rq.len, (int)res);
 		rescue_read_done(x, s, 0);

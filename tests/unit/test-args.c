@@ -270,6 +270,37 @@ static void test_operands_in_any_order(void **state)
 	assert_int_equal(o.count, 7);
 }
 
+/* rescue=1's operands, each found (the table is searched by name) */
+static void test_rescue_operands(void **state)
+{
+	struct pdd_opts o;
+
+	(void)state;
+	assert_accepted(PARSE(&o, "rescue=1", "domain=d.map", "skip_size=64k", "max_skip=1M",
+			      "min_rate=1M", "max_rate=2M", "give_up=30", "reverse=1", "trim=0",
+			      "scrape=0", "retries=3"));
+	assert_true(o.rescue);
+	assert_string_equal(o.domain, "d.map");
+	assert_int_equal(o.skip_size, 65536);
+	assert_true(o.skip_given);
+	assert_int_equal(o.skip_max, 1048576);
+	assert_int_equal(o.min_rate, 1048576);
+	assert_int_equal(o.max_rate, 2097152);
+	assert_int_equal(o.give_up, 30);
+	assert_true(o.reverse);
+	assert_false(o.trim);
+	assert_false(o.scrape);
+	assert_int_equal(o.retries, 3);
+	cap_reset();
+	assert_accepted(PARSE(&o, "rescue=1"));
+	assert_true(o.trim && o.scrape);
+	cap_reset();
+	assert_refused(PARSE(&o, "give_up=5"), -EINVAL, "give_up= needs rescue=1");
+	cap_reset();
+	assert_refused(PARSE(&o, "rescue=1", "oflag=append"), -EINVAL,
+		       "rescue=1 and oflag=append contradict: a rescue writes where it reads, in any order");
+}
+
 static void test_every_oflag(void **state)
 {
 	struct pdd_opts o;
@@ -979,6 +1010,7 @@ int main(void)
 		T(test_defaults),
 		T(test_each_operand_sets_its_field),
 		T(test_operands_in_any_order),
+		T(test_rescue_operands),
 		T(test_every_oflag),
 		T(test_thr_is_threads),
 		T(test_deb_is_verbose),
