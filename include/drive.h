@@ -57,6 +57,10 @@ struct pdd_drive {
 	double last_done;		/* when a request last came back */
 	bool cancelled;			/* a stop on silent devices gave up what
 					 * they had not started (once only) */
+	bool quit;			/* set by the user: it starts nothing more
+					 * for a reason of its own (give_up=), and
+					 * what silent devices hold is given up as
+					 * on a stop */
 	const struct pdd_drive_ops *ops;
 	void *ctx;
 };

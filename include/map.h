@@ -63,6 +63,10 @@ void pdd_map_free(struct pdd_map *m);
  * invariants above still hold.  0 or -ENOMEM. */
 int pdd_map_set(struct pdd_map *m, uint64_t pos, uint64_t size, char status);
 
+/* The map ends at end: what it says past it goes (the input ended
+ * there, as ddrescue cuts its map). */
+void pdd_map_truncate(struct pdd_map *m, uint64_t end);
+
 /* The status of the byte at pos; '?' where no extent covers it. */
 char pdd_map_status(const struct pdd_map *m, uint64_t pos);
 

@@ -363,6 +363,10 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 	     struct pdd_dev *out, const struct pdd_opts *o,
 	     struct pdd_map *map, struct pdd_result *r);
 
+/* copy-report.c */
+bool pdd_say_io_error(const struct pdd_result *r, const struct pdd_plan *p,
+		      const struct pdd_dev *in, const struct pdd_dev *out);
+
 /* stats.c */
 size_t pdd_fmt_human(char *buf, size_t len, double v, bool iec);
 size_t pdd_fmt_rate(char *buf, size_t len, double v);

@@ -3,9 +3,10 @@
  * rescue=1: GNU ddrescue's passes over a failing input, with many reads in
  * flight where ddrescue has one.  Shared by the files it is cut into:
  * rescue.c (the loop: slots, reads and writes through the driver, the
- * map's saves, setup and the end), rescue-pass.c (what each phase reads
- * next, and what a read's result makes of the map) and rescue-report.c
- * (the progress line, SIGUSR1 and the closing report).  Not for anything
+ * map's saves, setup and the end), rescue-range.c (the range, domain and
+ * map it works on, the skip sizes, what it refuses), rescue-pass.c (what
+ * each phase reads next, and what a read's result makes of the map) and
+ * rescue-report.c (the progress line, SIGUSR1 and the closing report).  Not for anything
  * outside them.
  *
  * The map (include/map.h) is the state: every byte of the range is '?'
@@ -90,6 +91,8 @@ struct rescuer {
 	struct trim_job *jobs;		/* trimming: areas being trimmed */
 	unsigned int njobs;
 	uint64_t trim_from;		/* where the next '*' area is looked for */
+	uint64_t area_start, area_end;	/* scraping with reverse=1: the area
+					 * being read (forward), last first */
 	unsigned int retry_first;	/* the retry pass this run began at */
 	/* the run */
 	bool stop;			/* a signal, an error or give_up=: start no
@@ -97,6 +100,10 @@ struct rescuer {
 	bool gave_up;			/* give_up= expired */
 	bool save_due;			/* the map is to be saved when nothing is
 					 * in flight */
+	bool unflushable;		/* a flush failed: no map is saved again */
+	uint64_t sec_issued;		/* bytes of the reads started this second
+					 * (max_rate=) */
+	bool trim_none;			/* no '*' area left to start trimming */
 	double t0, last_good, last_save;
 	double sec_t;			/* the second being counted, from */
 	uint64_t sec_bytes;		/* bytes read well in it */
@@ -106,7 +113,15 @@ struct rescuer {
 	char msg[64];			/* the map's comment: what is being done */
 };
 
+/* rescue.c */
+void rescue_fail(struct rescuer *x, enum pdd_op op, uint64_t off, size_t len, int err);
+
+/* rescue-range.c */
+int rescue_range_setup(struct rescuer *x);
+void rescue_input_ends(struct rescuer *x, uint64_t end);
+
 /* rescue-pass.c */
+size_t rescue_at(const struct pdd_extent *v, size_t n, uint64_t pos);
 int rescue_pass_setup(struct rescuer *x);
 bool rescue_next(struct rescuer *x, struct rslot *s);
 void rescue_read_done(struct rescuer *x, struct rslot *s, int err);

@@ -456,6 +456,11 @@ static int check_conflicts(const struct pdd_opts *o)
 				o->verify ? "verify=" : "oflag=append");
 		return -EINVAL;
 	}
+	if (o->skip_size && o->skip_size < 65536) {
+		pdd_usage_error("skip_size=%llu: 0 (never skip) or at least 65536, as ddrescue's",
+				(unsigned long long)o->skip_size);
+		return -EINVAL;
+	}
 	if (o->skip_size && o->skip_max && o->skip_size > o->skip_max) {
 		pdd_usage_error("skip_size=%llu is more than max_skip=%llu",
 				(unsigned long long)o->skip_size, (unsigned long long)o->skip_max);

@@ -30,41 +30,37 @@ static void say_done_mark(const struct core *c, const char *why)
 		  (p->out_off - p->out_base + done) / p->bs);
 }
 
-/* What stopped the copy, and what it leaves behind. */
-static void report_error(const struct core *c)
+/*
+ * A read, write, flush or close that failed, as one line naming the side
+ * and the block, and a device that refused direct I/O it said it takes:
+ * what a copy and a rescue (rescue.c) say alike.  False for the other
+ * errors.
+ */
+bool pdd_say_io_error(const struct pdd_result *r, const struct pdd_plan *p,
+		      const struct pdd_dev *in, const struct pdd_dev *out)
 {
-	const struct pdd_result *r = c->r;
-	const struct pdd_plan *p = c->p;
-
 	switch (r->err_op) {
 	case PDD_OP_READ:
-		pdd_error("error reading '%s' at block %" PRIu64 ": %s", c->in->name,
+		pdd_error("error reading '%s' at block %" PRIu64 ": %s", in->name,
 			  (r->err_off - p->in_base) / p->bs, pdd_strerror(r->err));
 		break;
 	case PDD_OP_WRITE:
-		pdd_error("error writing '%s' at block %" PRIu64 ": %s", c->out->name,
+		pdd_error("error writing '%s' at block %" PRIu64 ": %s", out->name,
 			  (r->err_off - p->out_base) / p->bs, pdd_strerror(r->err));
 		break;
 	case PDD_OP_FLUSH:
-		pdd_error("error flushing '%s': %s", c->out->name, pdd_strerror(r->err));
-		break;
+		pdd_error("error flushing '%s': %s", out->name, pdd_strerror(r->err));
+		return true;
 	case PDD_OP_CLOSE:
-		pdd_error("error closing '%s': %s", c->out->name, pdd_strerror(r->err));
-		break;
-	case PDD_OP_MAP:
-		/* a failed save said why; memory is the only other cause */
-		if (r->err == -ENOMEM)
-			pdd_error("cannot keep the map '%s': %s", c->map->path,
-				  strerror(ENOMEM));
-		return;		/* and the map is not the record it was */
+		pdd_error("error closing '%s': %s", out->name, pdd_strerror(r->err));
+		return true;
 	default:
-		pdd_drive_say_failed(&c->drv, "copy", pdd_strerror(r->err));
-		break;
+		return false;
 	}
 	/* the plan checked alignment against what the device reports; a
 	 * device or file system that wants more says only EINVAL */
-	if (r->err == -EINVAL && (r->err_op == PDD_OP_READ || r->err_op == PDD_OP_WRITE)) {
-		const struct pdd_dev *d = r->err_op == PDD_OP_READ ? c->in : c->out;
+	if (r->err == -EINVAL) {
+		const struct pdd_dev *d = r->err_op == PDD_OP_READ ? in : out;
 
 		if (d->direct && d->kind != PDD_KIND_RAW)
 			pdd_error("'%s' refused direct I/O of %zu bytes at byte %" PRIu64
@@ -73,6 +69,23 @@ static void report_error(const struct core *c)
 				  d->name, r->err_len, r->err_off, d->io_align,
 				  d->output ? "oflag" : "iflag");
 	}
+	return true;
+}
+
+/* What stopped the copy, and what it leaves behind. */
+static void report_error(const struct core *c)
+{
+	const struct pdd_result *r = c->r;
+
+	if (r->err_op == PDD_OP_MAP) {
+		/* a failed save said why; memory is the only other cause */
+		if (r->err == -ENOMEM)
+			pdd_error("cannot keep the map '%s': %s", c->map->path,
+				  strerror(ENOMEM));
+		return;		/* and the map is not the record it was */
+	}
+	if (!pdd_say_io_error(r, c->p, c->in, c->out))
+		pdd_drive_say_failed(&c->drv, "copy", pdd_strerror(r->err));
 	if (r->err_op == PDD_OP_FLUSH && c->map) {
 		pdd_error("the map '%s' marks nothing finished that was written "
 			  "since it was last saved", c->map->path);

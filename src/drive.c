@@ -332,7 +332,7 @@ int pdd_drive_run(struct pdd_drive *d)
 		 * what has not started, and says so at once, and how to end
 		 * without waiting; what it gave up goes back to the user
 		 * before its next turn */
-		if ((stopped || d->err) && !d->cancelled && live(d) &&
+		if ((stopped || d->err || d->quit) && !d->cancelled && live(d) &&
 		    pdd_now() - d->last_done >= PDD_DRIVE_STALL_SECS) {
 			double quiet = pdd_now() - d->last_done;
 			struct pdd_reqq back = { NULL, NULL };
@@ -341,7 +341,8 @@ int pdd_drive_run(struct pdd_drive *d)
 			/* after an engine died no one asked to stop: a first
 			 * SIGINT is a stop, the second ends pdd */
 			pdd_info(0, "%s: waiting for %u request%s in flight, nothing back for %.0f s;"
-				 " interrupt %s to end at once", stopped ? "stopping" : "ending",
+				 " interrupt %s to end at once",
+				 stopped || d->quit ? "stopping" : "ending",
 				 n, n == 1 ? "" : "s", quiet, stopped ? "again" : "twice");
 			/* what was given up (dropped, as what never started is,
 			 * once an engine died), then what came back with it */

@@ -213,6 +213,14 @@ static int rescue(int argc, char **argv, const struct pdd_opts *o,
 	pdd_hash_after(p, out, o, r);	/* the digests, read back */
 	pdd_report(o, p, r);
 	pdd_rescue_say(o, r);
+	/* what stopped it (a failed save of the map said why already) */
+	if (r->err && !pdd_say_io_error(r, p, in, out) && r->err_op != PDD_OP_MAP)
+		pdd_error("rescue stopped: %s", pdd_strerror(r->err));
+	else if (r->err == -ENOMEM && r->err_op == PDD_OP_MAP)
+		pdd_error("rescue stopped: cannot keep the map: %s", strerror(ENOMEM));
+	if (r->err_op == PDD_OP_FLUSH && m)
+		pdd_error("the map '%s' marks nothing finished that was written since it was last saved",
+			  m->path);
 	if (!r->err && !r->signal && !r->gave_up)
 		return pdd_exit_status(r);
 	if (m) {

@@ -247,6 +247,14 @@ int pdd_map_set(struct pdd_map *m, uint64_t pos, uint64_t size, char status)
 	return 0;
 }
 
+void pdd_map_truncate(struct pdd_map *m, uint64_t end)
+{
+	while (m->n && m->ext[m->n - 1].pos >= end)
+		m->n--;
+	if (m->n && ext_end(&m->ext[m->n - 1]) > end)
+		m->ext[m->n - 1].size = end - m->ext[m->n - 1].pos;
+}
+
 char pdd_map_status(const struct pdd_map *m, uint64_t pos)
 {
 	size_t lo = 0, hi = m->n;

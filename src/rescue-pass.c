@@ -35,7 +35,7 @@ static uint64_t max64(uint64_t a, uint64_t b)
 
 /* The first extent of v (n, ascending, contiguous or not) that ends past
  * pos: the one holding pos, or the next. */
-static size_t at(const struct pdd_extent *v, size_t n, uint64_t pos)
+size_t rescue_at(const struct pdd_extent *v, size_t n, uint64_t pos)
 {
 	size_t lo = 0, hi = n;
 
@@ -69,14 +69,14 @@ static bool find_in(const struct rescuer *x, char st, uint64_t pos, uint64_t *a,
 {
 	const struct pdd_map *m = x->map;
 
-	for (size_t i = at(m->ext, m->n, pos); i < m->n && m->ext[i].pos < x->end; i++) {
+	for (size_t i = rescue_at(m->ext, m->n, pos); i < m->n && m->ext[i].pos < x->end; i++) {
 		const struct pdd_extent *e = &m->ext[i];
 		uint64_t lo = max64(e->pos, pos), hi = min64(ext_end(e), x->end);
 		size_t d;
 
-		if (e->status != st || !eligible(x, i, all))
+		if (e->status != st || !eligible(x, i, all) || lo >= hi)
 			continue;
-		d = at(x->dom, x->ndom, lo);
+		d = rescue_at(x->dom, x->ndom, lo);
 		if (d == x->ndom || x->dom[d].pos >= hi)
 			continue;
 		*a = max64(lo, x->dom[d].pos);
@@ -96,9 +96,11 @@ static bool find_bwd(const struct rescuer *x, char st, uint64_t pos, uint64_t *a
 {
 	const struct pdd_map *m = x->map;
 
+	if (pos > x->end)
+		pos = x->end;
 	if (pos <= x->start)
 		return false;
-	for (size_t i = min64(at(m->ext, m->n, pos - 1) + 1, m->n); i-- > 0;) {
+	for (size_t i = min64(rescue_at(m->ext, m->n, pos - 1) + 1, m->n); i-- > 0;) {
 		const struct pdd_extent *e = &m->ext[i];
 		uint64_t lo = max64(e->pos, x->start), hi = min64(ext_end(e), pos);
 		size_t d;
@@ -107,7 +109,7 @@ static bool find_bwd(const struct rescuer *x, char st, uint64_t pos, uint64_t *a
 			break;
 		if (e->status != st || !eligible(x, i, false) || lo >= hi)
 			continue;
-		d = at(x->dom, x->ndom, hi - 1);
+		d = rescue_at(x->dom, x->ndom, hi - 1);
 		if (d == x->ndom || x->dom[d].pos >= hi) {
 			/* no domain piece holds hi - 1: the one before it */
 			if (d == 0)
@@ -121,6 +123,15 @@ static bool find_bwd(const struct rescuer *x, char st, uint64_t pos, uint64_t *a
 		return true;
 	}
 	return false;
+}
+
+/* Mark [pos, pos+n) st: without memory for it, the rescue ends. */
+static void mark(struct rescuer *x, uint64_t pos, uint64_t n, char st)
+{
+	int err = n ? pdd_map_set(x->map, pos, n, st) : 0;
+
+	if (err)
+		rescue_fail(x, PDD_OP_MAP, 0, 0, err);
 }
 
 /* The status a phase reads. */
@@ -184,6 +195,28 @@ static bool sweep(struct rescuer *x, struct rslot *s, uint64_t size)
 	return true;
 }
 
+/* Scraping with reverse=1: the '/' areas from the last to the first,
+ * each read forward a block at a time, as ddrescue does. */
+static bool scrape_back(struct rescuer *x, struct rslot *s)
+{
+	uint64_t a, b, hi;
+
+	if (x->front >= x->area_end) {	/* this area is all started */
+		if (!find_bwd(x, PDD_MAP_UNSCRAPED, x->area_start, &a, &b))
+			return false;
+		x->area_start = x->front = a;
+		x->area_end = b;
+	}
+	hi = min64(x->front + x->unit, x->area_end);
+	if (hi != x->area_end && hi / x->unit * x->unit > x->front)
+		hi = hi / x->unit * x->unit;
+	s->pos = x->front;
+	s->len = (size_t)(hi - x->front);
+	s->job = -1;
+	x->front = hi;
+	return true;
+}
+
 /* Trimming: start jobs on the next '*' areas while there is room. */
 static void start_jobs(struct rescuer *x)
 {
@@ -198,20 +231,22 @@ static void start_jobs(struct rescuer *x)
 
 		if (t->used)
 			continue;
-		if (x->forward ? !find_fwd(x, PDD_MAP_UNTRIMMED, x->trim_from, &a, &b) :
-				 !find_bwd(x, PDD_MAP_UNTRIMMED, x->trim_from, &a, &b))
+		if (x->trim_none || (x->forward ?
+				     !find_fwd(x, PDD_MAP_UNTRIMMED, x->trim_from, &a, &b) :
+				     !find_bwd(x, PDD_MAP_UNTRIMMED, x->trim_from, &a, &b))) {
+			x->trim_none = true;	/* no need to look again */
 			return;
+		}
 		x->trim_from = x->forward ? b : a;
 		x->found = true;
 		/* an edge next to a bad block is not read again (ddrescue) */
-		i = at(m->ext, m->n, a);
+		i = rescue_at(m->ext, m->n, a);
 		lbad = i > 0 && m->ext[i - 1].pos + m->ext[i - 1].size == a &&
 		       m->ext[i - 1].status == PDD_MAP_BAD;
-		i = at(m->ext, m->n, b);
+		i = rescue_at(m->ext, m->n, b);
 		rbad = i < m->n && m->ext[i].pos == b && m->ext[i].status == PDD_MAP_BAD;
 		if (lbad && rbad) {
-			if (pdd_map_set(x->map, a, b - a, PDD_MAP_UNSCRAPED))
-				x->stop = true;
+			mark(x, a, b - a, PDD_MAP_UNSCRAPED);
 			j--;	/* this job is still free */
 			continue;
 		}
@@ -273,8 +308,8 @@ static void end_jobs(struct rescuer *x)
 
 		if (!t->used || t->lead_busy || t->trail_busy || (!met && !(t->lead_done && t->trail_done)))
 			continue;
-		if (!met && pdd_map_set(x->map, t->lead, t->trail - t->lead, PDD_MAP_UNSCRAPED))
-			x->stop = true;
+		if (!met)
+			mark(x, t->lead, t->trail - t->lead, PDD_MAP_UNSCRAPED);
 		t->used = false;
 		x->njobs--;
 	}
@@ -301,6 +336,8 @@ bool rescue_next(struct rescuer *x, struct rslot *s)
 		got = trim_read(x, s);
 		break;
 	case RP_SCRAPE:
+		got = x->forward ? sweep(x, s, x->unit) : scrape_back(x, s);
+		break;
 	case RP_RETRY:
 		got = sweep(x, s, x->unit);
 		break;
@@ -319,24 +356,36 @@ bool rescue_next(struct rescuer *x, struct rslot *s)
 	return got;
 }
 
-/* Skip ahead after a failure (or a slow second) in the copying phase:
- * pass 1 by the skip, doubling to its cap; passes 2 to 4 past the rest
- * of the area; pass 5 not at all.  Never past the area the front is in. */
-static void skip_ahead(struct rescuer *x)
+/*
+ * Skip ahead after the read of [pos, pos+n) failed (or a slow second, n
+ * 0) in the copying phase: pass 1 by the skip, doubling to its cap;
+ * passes 2 to 4 past the rest of the area; pass 5 not at all.  The skip
+ * goes from the front, since the reads between the failure and it are
+ * already started; never past the '?' area the front is in, and in
+ * passes 2 to 4 only when that area reaches back to the failure (the
+ * reads in between are still in flight), not into an area of its own.
+ */
+static void skip_ahead(struct rescuer *x, uint64_t pos, uint64_t n)
 {
-	uint64_t a, b, to;
+	uint64_t a, b, c, d, to;
 
 	if (x->phase != RP_COPY || x->pass > 4 || !x->skip_init)
 		return;
 	if (x->forward) {
 		if (!find_fwd(x, PDD_MAP_UNTRIED, x->front, &a, &b) || a != x->front)
 			return;
+		if (x->pass > 1 && n && x->front != pos + n &&
+		    (!find_bwd(x, PDD_MAP_UNTRIED, x->front, &c, &d) || d != x->front || c > pos + n))
+			return;	/* the front's area is not the failure's */
 		to = x->pass == 1 ? min64(x->front + x->skip, b) : b;
 		if (to != b)
 			to = max64(to / x->unit * x->unit, x->front);
 		x->front = to;
 	} else {
 		if (!find_bwd(x, PDD_MAP_UNTRIED, x->front, &a, &b) || b != x->front)
+			return;
+		if (x->pass > 1 && n && x->front != pos &&
+		    (!find_fwd(x, PDD_MAP_UNTRIED, x->front, &c, &d) || c != x->front || d < pos))
 			return;
 		to = x->pass == 1 && x->front - a > x->skip ? x->front - x->skip : a;
 		if (to != a)
@@ -375,9 +424,8 @@ void rescue_read_done(struct rescuer *x, struct rslot *s, int err)
 	}
 	x->read_errors++;
 	st = x->phase == RP_COPY && n > x->unit ? PDD_MAP_UNTRIMMED : PDD_MAP_BAD;
-	if (n && pdd_map_set(x->map, bad, n, st))
-		x->stop = true;
-	skip_ahead(x);
+	mark(x, bad, n, st);
+	skip_ahead(x, bad, n);
 }
 
 /* The read in s failed and the device named bad, its first bad block:
@@ -386,13 +434,14 @@ void rescue_read_done(struct rescuer *x, struct rslot *s, int err)
 void rescue_read_bad(struct rescuer *x, struct rslot *s, uint64_t bad)
 {
 	uint64_t end = s->pos + s->len, rest = bad + x->unit < end ? end - bad - x->unit : 0;
-	char st = x->phase == RP_COPY && rest > x->unit ? PDD_MAP_UNTRIMMED : PDD_MAP_BAD;
 
 	x->read_errors++;
-	if (pdd_map_set(x->map, bad, end - bad < x->unit ? end - bad : x->unit, PDD_MAP_BAD) ||
-	    (rest && pdd_map_set(x->map, bad + x->unit, rest, st)))
-		x->stop = true;
-	skip_ahead(x);
+	mark(x, bad, end - bad < x->unit ? end - bad : x->unit, PDD_MAP_BAD);
+	/* the device stopped at the bad block: the rest was never read, not
+	 * trimmed whatever its size (not tried in the later phases, whose
+	 * reads are of one block) */
+	mark(x, bad + x->unit, rest, x->phase == RP_COPY ? PDD_MAP_UNTRIMMED : PDD_MAP_UNTRIED);
+	skip_ahead(x, s->pos, end - s->pos);
 }
 
 /* Once a second: a copying pass 1 or 2 that read slower than min_rate=
@@ -400,7 +449,7 @@ void rescue_read_bad(struct rescuer *x, struct rslot *s, uint64_t bad)
 void rescue_second(struct rescuer *x)
 {
 	if (x->slow && x->phase == RP_COPY && x->pass <= 2)
-		skip_ahead(x);
+		skip_ahead(x, x->front, 0);
 }
 
 /* The map's comment above its status line, as ddrescue writes it. */
@@ -470,11 +519,11 @@ bool rescue_advance(struct rescuer *x)
 		x->forward = !x->o->reverse;
 		x->front = x->forward ? x->start : x->end;
 		x->trim_from = x->front;
+		x->trim_none = false;
 		if (x->phase == RP_TRIM && x->o->trim && any(x, PDD_MAP_UNTRIMMED))
 			return true;
 		if (x->phase == RP_SCRAPE && x->o->scrape && any(x, PDD_MAP_UNSCRAPED)) {
-			x->forward = true;	/* always forward, as ddrescue */
-			x->front = x->start;
+			x->area_start = x->area_end = x->end;	/* reverse=1 */
 			return true;
 		}
 		if (x->phase == RP_RETRY && x->o->retries && any(x, PDD_MAP_BAD)) {

@@ -45,7 +45,7 @@ void rescue_count(struct rescuer *x)
 		if (lo != last)
 			prev = 0;	/* a gap in the domain parts bad areas */
 		last = hi;
-		for (size_t i = 0; i < m->n; i++) {
+		for (size_t i = rescue_at(m->ext, m->n, lo); i < m->n && m->ext[i].pos < hi; i++) {
 			const struct pdd_extent *e = &m->ext[i];
 			uint64_t a = e->pos > lo ? e->pos : lo;
 			uint64_t b = e->pos + e->size < hi ? e->pos + e->size : hi;

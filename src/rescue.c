@@ -28,7 +28,8 @@
 #include "hash.h"
 #include "rescue.h"
 
-static void fail(struct rescuer *x, enum pdd_op op, uint64_t off, size_t len, int err)
+/* The first error ends the rescue: no more reads start. */
+void rescue_fail(struct rescuer *x, enum pdd_op op, uint64_t off, size_t len, int err)
 {
 	struct pdd_result *r = x->r;
 
@@ -85,7 +86,7 @@ static void release(struct rescuer *x, struct rslot *s)
 static void finished(struct rescuer *x, struct rslot *s)
 {
 	if (pdd_map_set(x->map, s->pos, s->got, PDD_MAP_DONE))
-		fail(x, PDD_OP_MAP, 0, 0, -ENOMEM);
+		rescue_fail(x, PDD_OP_MAP, 0, 0, -ENOMEM);
 	x->r->out_bytes += s->got;
 	release(x, s);
 }
@@ -126,8 +127,7 @@ static void read_back(struct rescuer *x, struct rslot *s, ssize_t res)
 		}
 	} else if (res == 0 && s->got < s->len) {
 		/* the input ends here: nothing past it is to be read */
-		if (s->pos + s->got < x->end)
-			x->end = s->pos + s->got;
+		rescue_input_ends(x, s->pos + s->got);
 		s->len = s->got;
 	} else if (res < 0 && unreadable((int)res) && s->rq.bad_off != UINT64_MAX &&
 		   s->rq.bad_off > s->pos + s->got && s->rq.bad_off < s->pos + s->len &&
@@ -140,7 +140,7 @@ static void read_back(struct rescuer *x, struct rslot *s, ssize_t res)
 		submit(x, s);
 		return;
 	} else if (res < 0 && !unreadable((int)res)) {
-		fail(x, PDD_OP_READ, s->rq.off, s->rq.len, (int)res);
+		rescue_fail(x, PDD_OP_READ, s->rq.off, s->rq.len, (int)res);
 		rescue_read_done(x, s, 0);
 		release(x, s);
 		return;
@@ -152,8 +152,12 @@ static void read_back(struct rescuer *x, struct rslot *s, ssize_t res)
 static void write_back(struct rescuer *x, struct rslot *s, ssize_t res)
 {
 	x->writes--;
+	if (res == -ECANCELED) {	/* a stop gave it up: not finished */
+		release(x, s);
+		return;
+	}
 	if (res < 0) {
-		fail(x, PDD_OP_WRITE, s->rq.off, s->rq.len, res == -ECANCELED ? -EINTR : (int)res);
+		rescue_fail(x, PDD_OP_WRITE, s->rq.off, s->rq.len, (int)res);
 		release(x, s);
 		return;
 	}
@@ -163,7 +167,7 @@ static void write_back(struct rescuer *x, struct rslot *s, ssize_t res)
 		return;
 	}
 	if (res == 0) {
-		fail(x, PDD_OP_WRITE, s->rq.off, s->rq.len, -ENOSPC);
+		rescue_fail(x, PDD_OP_WRITE, s->rq.off, s->rq.len, -ENOSPC);
 		release(x, s);
 		return;
 	}
@@ -189,11 +193,16 @@ static void save(struct rescuer *x, bool end)
 
 	x->last_save = pdd_now();
 	x->save_due = false;
-	if (x->r->out_bytes && !x->r->err && x->p->ops[PDD_OUT]) {
-		err = pdd_drive_flush(&x->drv, PDD_OUT, x->out);
+	if (x->unflushable)
+		return;	/* the map saved last stays the record */
+	if (x->r->out_bytes && x->p->ops[PDD_OUT]) {
+		/* after an error too: what was written is finished once the
+		 * output holds it; an output that cannot say so marks nothing */
+		err = x->drv.dead[PDD_OUT] ? -EIO : pdd_drive_flush(&x->drv, PDD_OUT, x->out);
 		if (err) {
-			fail(x, PDD_OP_FLUSH, 0, 0, err);
-			return;	/* what it holds is not known: not marked */
+			x->unflushable = true;
+			rescue_fail(x, PDD_OP_FLUSH, 0, 0, err);
+			return;
 		}
 	}
 	if (end && x->phase == RP_END && !x->r->err)
@@ -204,7 +213,7 @@ static void save(struct rescuer *x, bool end)
 	x->map->msg = x->msg;
 	err = pdd_map_save(x->map);
 	if (err)
-		fail(x, PDD_OP_MAP, 0, 0, err);
+		rescue_fail(x, PDD_OP_MAP, 0, 0, err);
 }
 
 /* The clock: the rate of the last whole second, min_rate=, give_up= and
@@ -217,12 +226,12 @@ static void tick(struct rescuer *x, double now)
 		x->rate = x->sec_bytes / (now - x->sec_t);
 		x->slow = o->min_rate && x->rate < (double)o->min_rate && now - x->t0 >= 1.0;
 		x->sec_t = now;
-		x->sec_bytes = 0;
+		x->sec_bytes = x->sec_issued = 0;
 		if (x->slow)
 			rescue_second(x);
 	}
 	if (o->give_up && now - x->last_good > o->give_up && !x->stop) {
-		x->stop = x->gave_up = true;
+		x->stop = x->gave_up = x->drv.quit = true;
 		pdd_info(0, "rescue: nothing read for %u s (give_up=%u): stopping", o->give_up,
 			 o->give_up);
 	}
@@ -231,14 +240,14 @@ static void tick(struct rescuer *x, double now)
 	rescue_progress(x, now, false);
 }
 
-/* max_rate=: this second's reads are enough.  With reads in flight
- * their completions wake the loop; with none, wait here for the next
- * second (the loop would end with nothing to wait for). */
+/* max_rate=: the reads started this second are enough.  With reads in
+ * flight their completions wake the loop; with none, wait here for the
+ * next second (the loop would end with nothing to wait for). */
 static bool rate_capped(struct rescuer *x)
 {
 	struct timespec ts;
 
-	if (!x->o->max_rate || x->sec_bytes < x->o->max_rate)
+	if (!x->o->max_rate || x->sec_issued < x->o->max_rate)
 		return false;
 	if (x->reads || x->writes)
 		return true;
@@ -250,7 +259,7 @@ static bool rate_capped(struct rescuer *x)
 		nanosleep(&ts, NULL);
 	}
 	tick(x, pdd_now());
-	return x->sec_bytes >= x->o->max_rate;
+	return x->sec_issued >= x->o->max_rate;
 }
 
 /* Start what may start: reads while slots are idle; at a pass's end the
@@ -276,6 +285,7 @@ static void on_turn(void *ctx, double now)
 			continue;
 		}
 		x->nidle--;
+		x->sec_issued += s->len;
 		s->got = 0;
 		s->writing = false;
 		s->rq.idx = 0;
@@ -304,95 +314,11 @@ static const struct pdd_drive_ops rescue_ops = {
 	.report = on_report,
 };
 
-/* The map covers the whole range: '?' where it said nothing. */
-static int fill_gaps(struct rescuer *x)
-{
-	uint64_t pos = x->start;
-
-	while (pos < x->end) {
-		uint64_t next = x->end;
-		int err;
-
-		for (size_t i = 0; i < x->map->n; i++) {
-			const struct pdd_extent *e = &x->map->ext[i];
-
-			if (e->pos + e->size > pos && e->pos <= pos) {
-				pos = e->pos + e->size;
-				next = 0;
-				break;
-			}
-			if (e->pos > pos) {
-				next = e->pos < x->end ? e->pos : x->end;
-				break;
-			}
-		}
-		if (!next)
-			continue;
-		err = pdd_map_set(x->map, pos, next - pos, PDD_MAP_UNTRIED);
-		if (err)
-			return err;
-		pos = next;
-	}
-	return 0;
-}
-
-/* domain=MAP: the '+' extents of that map, within the range; else all
- * of the range. */
-static int load_domain(struct rescuer *x)
-{
-	struct pdd_map d;
-	int err = 0;
-
-	if (!x->o->domain) {
-		x->dom = malloc(sizeof(*x->dom));
-		if (!x->dom)
-			return -ENOMEM;
-		x->dom[0] = (struct pdd_extent){ .pos = x->start, .size = x->end - x->start,
-						 .status = PDD_MAP_DONE };
-		x->ndom = 1;
-		return 0;
-	}
-	pdd_map_init(&d, x->o->domain);
-	err = pdd_map_load(&d);
-	if (err == -ENOENT)
-		pdd_error("domain=%s: %s", x->o->domain, strerror(ENOENT));
-	for (size_t i = 0, cap = 0; !err && i < d.n; i++) {
-		uint64_t a = d.ext[i].pos, b = a + d.ext[i].size;
-
-		a = a > x->start ? a : x->start;
-		b = b < x->end ? b : x->end;
-		if (d.ext[i].status == PDD_MAP_DONE && a < b)
-			err = pdd_extent_push(&x->dom, &x->ndom, &cap, a, b - a, PDD_MAP_DONE);
-	}
-	pdd_map_free(&d);
-	if (!err && !x->ndom)
-		pdd_info(0, "domain=%s marks nothing finished in the range: nothing to rescue",
-			 x->o->domain);
-	return err;
-}
-
 static int setup(struct rescuer *x)
 {
 	const struct pdd_plan *p = x->p;
-	uint64_t size = x->end - x->start;
-	int err;
+	int err = rescue_range_setup(x);
 
-	x->unit = x->in->lbs ? x->in->lbs : 512;
-	x->cluster = p->xfer;
-	/* ddrescue's skip: 1/100000 of the range, at least 64 KiB, growing
-	 * to 1/100 of it */
-	x->skip_init = x->o->skip_size ? x->o->skip_size :
-		       ((size / 100000 > 65536 ? size / 100000 : 65536) + 65535) / 65536 * 65536;
-	x->skip_max = x->o->skip_max ? x->o->skip_max :
-		      size / 100 > x->skip_init ? size / 100 : x->skip_init;
-	/* in whole blocks, as ddrescue rounds them */
-	x->skip_init = (x->skip_init + x->unit - 1) / x->unit * x->unit;
-	x->skip_max = (x->skip_max + x->unit - 1) / x->unit * x->unit;
-	if (x->o->skip_given && !x->o->skip_size)
-		x->skip_init = x->skip_max = 0;	/* skip_size=0: never skip */
-	err = load_domain(x);
-	if (!err)
-		err = fill_gaps(x);
 	x->nslots = p->depth;
 	x->slots = calloc(x->nslots, sizeof(*x->slots));
 	x->idle = calloc(x->nslots, sizeof(*x->idle));
@@ -451,7 +377,7 @@ static void full_size(struct rescuer *x)
 	if (x->out->kind != PDD_KIND_FILE || fstat(x->out->fd_buf, &st) || (uint64_t)st.st_size >= want)
 		return;
 	if (ftruncate(x->out->fd_buf, (off_t)want))
-		fail(x, PDD_OP_WRITE, want, 0, -errno);
+		rescue_fail(x, PDD_OP_WRITE, want, 0, -errno);
 }
 
 /* hash=: the digests come from the output read back after the rescue,
@@ -494,10 +420,11 @@ int pdd_rescue(const struct pdd_plan *p, struct pdd_dev *in, struct pdd_dev *out
 	err = setup(&x);
 	if (!err) {
 		x.t0 = x.last_good = x.last_save = x.sec_t = pdd_now();
+		save(&x, false);	/* a map from the start, as ddrescue's */
 		err = pdd_drive_run(&x.drv);
 		pdd_msg_end_line();
 		if (err && !r->err) {
-			fail(&x, PDD_OP_NONE, 0, 0, err);
+			rescue_fail(&x, PDD_OP_NONE, 0, 0, err);
 			pdd_drive_say_failed(&x.drv, "rescue", pdd_strerror(err));
 		}
 		if (!r->err)
@@ -513,31 +440,9 @@ int pdd_rescue(const struct pdd_plan *p, struct pdd_dev *in, struct pdd_dev *out
 		int cerr = pdd_dev_close(out);
 
 		if (cerr && !r->err)
-			fail(&x, PDD_OP_CLOSE, 0, 0, cerr);
+			rescue_fail(&x, PDD_OP_CLOSE, 0, 0, cerr);
 	}
 	if (!map)
 		pdd_map_free(&mem);
 	return err;
-}
-
-/* What rescue=1 cannot do, refused before anything is written (and in
- * --dry-run) with exit status 31: a stream on either side, which cannot
- * be read or written at any place, and an input of unknown size. */
-int pdd_rescue_check(const struct pdd_opts *o, const struct pdd_dev *in,
-		     const struct pdd_dev *out, const struct pdd_plan *p)
-{
-	const struct pdd_dev *d = in->stream ? in : out->stream ? out : NULL;
-
-	if (!o->rescue)
-		return 0;
-	if (d) {
-		pdd_error("rescue=1: '%s' is a %s, which cannot be %s at any place", d->name,
-			  pdd_kind_name(d->kind), d == in ? "read" : "written");
-		return -EINVAL;
-	}
-	if (p->total == PDD_UNTIL_EOF) {
-		pdd_error("rescue=1: the size of '%s' is not known: give count=", in->name);
-		return -EINVAL;
-	}
-	return 0;
 }

@@ -26,6 +26,10 @@
 #   uri NAME               its nbd+unix URI
 #   zero_islands, grain_runs, zero_bytes, data_extents, json  zeros and
 #                          holes (sparse=): see there
+#   map_extents MAP        a ddrescue map's block lines, "POS SIZE STATUS"
+#                          in decimal
+#   map_holds MAP IMG SRC  every block MAP marks finished holds in IMG
+#                          what SRC holds there
 #   PROGRESS_RE, progress_lines FILE TOTAL  the progress line with a known
 #                          total, and a count of FILE's, checked
 #   wait_for PATTERN SECS  until $T/err has a line matching the extended
@@ -334,6 +338,28 @@ while pos < size:
     print("data", d, h)
     pos = h
 PY
+}
+
+# map_extents MAP: the block lines of a ddrescue mapfile (comments and the
+# status line left out), "POS SIZE STATUS" in decimal, one per line
+map_extents() {
+	local first=1 pos size st rest
+	sed 's/#.*//' "$1" | while read -r pos size st rest; do
+		[ -n "$pos" ] || continue
+		[ $first = 1 ] && { first=0; continue; }
+		echo "$((pos)) $((size)) $st"
+	done
+}
+
+# map_holds MAP IMG SRC: every block MAP marks finished holds in IMG the
+# bytes SRC holds at the same place; fails with the first that does not
+map_holds() {
+	local pos size st
+	while read -r pos size st; do
+		[ "$st" = + ] || continue
+		cmp -s -i "$pos:$pos" -n "$size" "$2" "$3" ||
+			{ echo "$2 differs from $3 in $pos+$size"; return 1; }
+	done < <(map_extents "$1")
 }
 
 # json KEY FILE: a number from pdd's status=json

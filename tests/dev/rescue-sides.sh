@@ -6,7 +6,10 @@
 # medium errors name the first bad block in the sense data, which pdd
 # uses; give_up= on a disk that stops answering well (exit 33, the map
 # saved with its phase, how to resume); the progress line, SIGUSR1's
-# report and the closing line on a slow disk.
+# report and the closing line on a slow disk; max_rate= holds the reads
+# back; a range past the input's end ends with the input, the map too;
+# an output that fails a write or a flush stops the rescue with the error
+# named, and the map never marks finished what was not flushed.
 . "$(dirname "$0")/../lib.sh"
 requires_root
 
@@ -28,23 +31,10 @@ while pos < size:
     pos = end
 PY
 }
-# same_bad MAP WANT WHAT: the block lines of MAP are WANT's
+# same_bad MAP WANT WHAT: the blocks of MAP are WANT's
 same_bad() {
-	python3 - "$1" "$2" <<'PY' || { blocks "$1"; fail "$3: the map is not the bad blocks'"; }
-import sys
-def bl(p):
-    out, first = [], True
-    for line in open(p):
-        f = line.split("#")[0].split()
-        if not f:
-            continue
-        if first:
-            first = False
-            continue
-        out.append((int(f[0], 0), int(f[1], 0), f[2]))
-    return out
-assert bl(sys.argv[1]) == bl(sys.argv[2]), (bl(sys.argv[1]), bl(sys.argv[2]))
-PY
+	[ "$(map_extents "$1")" = "$(map_extents "$2")" ] ||
+		{ blocks "$1"; fail "$3: the map is not the bad blocks'"; }
 }
 
 size=$((4 * MiB))
@@ -59,15 +49,8 @@ if command -v nbdkit >/dev/null && "$PDD" --version | grep -q '^engines:.* nbd';
 	run_pdd if="$(uri b)" of="$T/n.img" rescue=1 map="$T/n.map"
 	expect_rc 3
 	same_bad "$T/n.map" "$T/bad.map" "NBD input"
-	python3 - "$T/n.img" "$T/src" $bad <<'PY' || fail "NBD input: the image"
-import sys
-img, src = open(sys.argv[1], "rb").read(), open(sys.argv[2], "rb").read()
-bad = set(int(b) for b in sys.argv[3:])
-assert len(img) == len(src)
-for i in range(len(src) // 512):
-    if i not in bad:
-        assert img[i * 512:(i + 1) * 512] == src[i * 512:(i + 1) * 512], i
-PY
+	[ "$(stat -c %s "$T/n.img")" = "$size" ] || fail "NBD input: the image's size"
+	map_holds "$T/bad.map" "$T/n.img" "$T/src" || fail "NBD input: the image"
 	truncate -s "$size" "$T/nbd-out.img"
 	serve o file "$T/nbd-out.img"
 	rm -f "$T/o.map"
@@ -98,6 +81,15 @@ same_bad "$T/g.map" "$T/bad.map" "sg input"
 # 0-99 were read again at once, as one read
 grep -q ' READ(10) \[.*\] lba 0 blocks 100 len 51200 .* -> GOOD' "$T/sglog" ||
 	{ grep 'READ' "$T/sglog" | head -5; fail "sg: the blocks before the one named bad were not read again"; }
+# a bad block just before a transfer's last: that last one, never read by
+# the failed READ, is rescued, not marked bad
+faults=medium:126
+rm -f "$T/g.img" "$T/g.map"
+rc=0
+sgrun if="$T/nodes/sg0" of="$T/g.img" rescue=1 map="$T/g.map" || rc=$?
+expect_rc 3
+badmap "$size" 126 >"$T/bad126.map"
+same_bad "$T/g.map" "$T/bad126.map" "sg input, block 126"
 
 # --- give_up=: a disk whose second half fails, slowly
 "$STAMP" fill "$T/gback" 0 "$size" 32
@@ -122,5 +114,46 @@ st=$(grep -v '^#' "$T/gu.map" | head -1 | awk '{ print $2 }')
 [ "$st" != + ] || fail "give_up: the map says finished"
 [ "$(blocks "$T/gu.map" | head -1)" = "0x00000000  0x00200000  +" ] ||
 	{ cat "$T/gu.map"; fail "give_up: the good half is not finished"; }
+
+# --- max_rate=: 1 MiB at 256 KiB a second takes three seconds at least
+start=$(date +%s%N)
+run_pdd if="$T/src" of="$T/mr.img" rescue=1 count=2048 max_rate=256K
+expect_rc 0
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+[ "$ms" -ge 2900 ] || fail "max_rate=256K read 1 MiB in $ms ms"
+
+# --- a range past the input's end: the input's end ends it, and the map
+rm -f "$T/sh.img" "$T/sh.map"
+run_pdd if="$T/src" of="$T/sh.img" rescue=1 count=$((3 * size / 512)) map="$T/sh.map"
+expect_rc 0
+cmp -s "$T/src" "$T/sh.img" || fail "short input: the image"
+[ "$(blocks "$T/sh.map")" = "$(printf '0x00000000  0x%08X  +' "$size")" ] ||
+	{ cat "$T/sh.map"; fail "short input: the map goes past the input's end"; }
+grep -qE "^pdd: rescue: $size of $size bytes rescued \(100.00%\), 0 bad in 0 areas; 0 not tried" "$T/err" ||
+	{ cat "$T/err"; fail "short input: the closing line"; }
+
+# --- an output that fails a write, then one that fails its flush
+"$STAMP" fill "$T/wback" 0 "$size" 33
+mkfaultfs "$T/wback" "$T/wf" "write=$((2 * MiB))-$((2 * MiB + 4096))"
+W=$(mkloop "$T/wf/disk" 512)
+rm -f "$T/w.map"
+run_pdd if="$T/src" of="$W" rescue=1 map="$T/w.map"
+expect_rc 3
+grep -qE "^pdd: error writing '$W' at block [0-9]+: Input/output error$" "$T/err" ||
+	{ cat "$T/err"; fail "a write error is not named"; }
+grep -q "^pdd: to resume: " "$T/err" || fail "a write error: no resume line"
+map_holds "$T/w.map" "$W" "$T/src" || fail "a write error: the map marks what the output does not hold"
+while read -r pos n st; do
+	[ "$st" = + ] && [ "$pos" -lt $((2 * MiB + 4096)) ] && [ $((pos + n)) -gt $((2 * MiB)) ] &&
+		fail "a write error: the block that failed is marked finished"
+done < <(map_extents "$T/w.map")
+echo "fsync=1" >"$T/wf/control"
+rm -f "$T/w.map"
+run_pdd if="$T/src" of="$W" rescue=1 map="$T/w.map"
+expect_rc 3
+grep -qE "^pdd: error flushing '$W': Input/output error$" "$T/err" ||
+	{ cat "$T/err"; fail "a failed flush is not named"; }
+expect_err "pdd: the map '$T/w.map' marks nothing finished that was written since it was last saved"
+grep -q '+$' <(blocks "$T/w.map") && { cat "$T/w.map"; fail "a failed flush: the map marks blocks finished"; }
 
 echo "rescue=1 on NBD and sg sides, give_up= and the reports hold"
