@@ -38,7 +38,7 @@ for sec in 512 4096; do
 done
 # two digests, and an input that cannot be read again (a pipe)
 rm -f "$T/out"
-cat "$T/src" | run_pdd of="$T/out" hash=md5,sha256 verify=hash bs=64K
+run_pdd of="$T/out" hash=md5,sha256 verify=hash bs=64K < <(cat "$T/src")
 expect_rc 0
 expect_err "pdd: verify: the md5 of '$T/out' read back matches the copy's"
 expect_err "pdd: verify: the sha256 of '$T/out' read back matches the copy's"

@@ -159,7 +159,7 @@ expect_err "pdd: map=$T/nodir/m: cannot save the map in '$T/nodir': No such file
 [ ! -e "$T/o" ] || fail "a map in a missing directory still let pdd copy"
 run_pdd if=/dev/zero of="$T/o" map="$T/m5"
 expect_rc 31
-cat "$T/src" | run_pdd if=- of="$T/o" map="$T/m5"
+run_pdd if=- of="$T/o" map="$T/m5" < <(cat "$T/src")
 expect_rc 31
 expect_err "pdd: map=$T/m5: 'standard input' is a fifo; a map needs both sides to seek"
 echo "maps are ddrescue's, exact, and resume only what is missing"
