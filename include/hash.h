@@ -55,11 +55,15 @@ uint64_t pdd_hash_bytes(struct pdd_hash *h);
  * speed when the queue fills (the lowest such value on a tie). */
 enum pdd_hash_alg pdd_hash_slowest(struct pdd_hash *h);
 /* A descriptor readable whenever pdd_hash_consumed() may have grown since
- * the last pdd_hash_ack() (an eventfd); the copy loop polls it, and
- * reads pdd_hash_consumed() after the ack, not before: growth that the
- * ack raced with is in that value or rings again. */
+ * the last pdd_hash_ack() (an eventfd) and has reached the count last
+ * given to pdd_hash_want() (0 until then: any growth); the copy loop
+ * polls it, and reads pdd_hash_consumed() after the ack, not before:
+ * growth that the ack raced with is in that value or rings again.
+ * pdd_hash_want() after the ack rings at once when the count is already
+ * there, so that a poll after it never waits for what has happened. */
 int pdd_hash_fd(struct pdd_hash *h);
 void pdd_hash_ack(struct pdd_hash *h);
+void pdd_hash_want(struct pdd_hash *h, uint64_t consumed);
 /* Wait for everything fed, stop the threads and finish: 0, or -errno
  * (the first error of any thread; a second call returns the same). */
 int pdd_hash_finish(struct pdd_hash *h);

@@ -41,6 +41,7 @@ need_pkg e2fsprogs	have_cmd mkfs.ext4
 need_pkg gnuplot-nox	have_cmd gnuplot
 need_pkg gddrescue	have_cmd ddrescue
 need_pkg dc3dd		have_cmd dc3dd
+need_pkg time		test -x /usr/bin/time
 need_pkg tmux		have_cmd tmux
 need_pkg python3		have_cmd python3
 

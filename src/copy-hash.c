@@ -77,13 +77,26 @@ void core_hash_turn(struct core *c, double now)
 
 /* The driver's pending_fd: the hash's descriptor while it holds
  * transfers the copy waits for, or reads wait for it (acknowledged at the
- * turn's start: what it finished since rings it). */
+ * turn's start: what it finished since rings it).  It rings when the
+ * reads it holds back may go on, a quarter of the window at once (the
+ * hash still has the rest to work on meanwhile), or else when it is done
+ * with everything fed: a loop with I/O in flight is woken by that, not
+ * by each entry. */
 int core_hash_fd(void *ctx)
 {
 	struct core *c = ctx;
+	uint64_t want = c->hash_fed;
+	unsigned int win = pdd_seq_win(&c->seq);
 
 	if (!c->r->hash)
 		return -1;
+	if (c->hash_blocked) {
+		/* next_read >= consumed + win: no wrap */
+		want = pdd_seq_next_read(&c->seq) - win + (win + 3) / 4;
+		if (want > c->hash_fed)
+			want = c->hash_fed;
+	}
+	pdd_hash_want(c->r->hash, want);
 	return c->hash_blocked || pdd_hash_consumed(c->r->hash) < c->hash_fed ?
 	       pdd_hash_fd(c->r->hash) : -1;
 }

@@ -12,7 +12,11 @@
  * has a thread of its own that takes the entries in order: two algorithms
  * hash the same bytes in parallel and the slower alone sets the pace.  An
  * entry is consumed when every thread is past it (the minimum of their
- * positions); only then may the caller reuse its buffer.
+ * positions); only then may the caller reuse its buffer.  The eventfd
+ * that says so is written once between two acks, and only once the count
+ * reaches what the loop said it waits for (pdd_hash_want()): a loop that
+ * has a quarter of its window to read again is woken once for all of it,
+ * not for each entry, and not at all while it has I/O to wait on instead.
  *
  * Built without libcrypto the ring is still here but pdd_hash_start()
  * says -ENOTSUP, and the names still parse, so that hash= can be refused
@@ -85,6 +89,7 @@ struct pdd_hash {
 	uint64_t head;		/* entries fed (under lock) */
 	uint64_t fed_bytes;	/* (under lock) */
 	_Atomic uint64_t consumed, bytes;	/* the minimum over workers */
+	_Atomic uint64_t want;	/* ring once consumed reaches this */
 	atomic_bool rung;	/* efd written since the last ack */
 	bool finishing;		/* drain what is fed, then end */
 	bool stop;		/* end now (pdd_hash_free) */
@@ -282,6 +287,22 @@ static int hash_entry(struct worker *w, const unsigned char *buf, size_t len)
 	return 0;
 }
 
+/* Write the eventfd if consumed has reached want, once between acks: one
+ * write is enough, and saves the workers a system call per entry.  The
+ * worker stores consumed and then reads want, pdd_hash_want() stores want
+ * and then reads consumed (both sequentially consistent): one of the two
+ * sees the other's store, so a count reached is never left unrung.  A
+ * write of 1 fails only when the counter would overflow, and then the
+ * descriptor is readable anyway. */
+static void ring(struct pdd_hash *h)
+{
+	uint64_t one = 1;
+
+	if (atomic_load(&h->consumed) >= atomic_load(&h->want) && !atomic_exchange(&h->rung, true) &&
+	    write(h->efd, &one, sizeof(one)) < 0)
+		(void)0;
+}
+
 /* After a worker's step: what every worker has done, published, and the
  * eventfd rung when entries were freed.  Under h->lock. */
 static void advance(struct pdd_hash *h)
@@ -296,15 +317,8 @@ static void advance(struct pdd_hash *h)
 	}
 	atomic_store_explicit(&h->bytes, bytes, memory_order_release);
 	if (pos > atomic_load_explicit(&h->consumed, memory_order_relaxed)) {
-		uint64_t one = 1;
-
-		atomic_store_explicit(&h->consumed, pos, memory_order_release);
-		/* one write between acks is enough, and saves the workers a
-		 * system call per entry while the loop is busy elsewhere.
-		 * A write of 1 fails only when the counter would overflow,
-		 * and then the descriptor is readable anyway. */
-		if (!atomic_exchange(&h->rung, true) && write(h->efd, &one, sizeof(one)) < 0)
-			(void)0;
+		atomic_store(&h->consumed, pos);
+		ring(h);
 	}
 }
 
@@ -472,6 +486,12 @@ enum pdd_hash_alg pdd_hash_slowest(struct pdd_hash *h)
 int pdd_hash_fd(struct pdd_hash *h)
 {
 	return h->efd;
+}
+
+void pdd_hash_want(struct pdd_hash *h, uint64_t consumed)
+{
+	atomic_store(&h->want, consumed);
+	ring(h);
 }
 
 void pdd_hash_ack(struct pdd_hash *h)

@@ -324,6 +324,37 @@ static void test_queue_full(void **state)
 	pdd_hash_free(h);
 }
 
+/* pdd_hash_want(): the descriptor stays quiet while fewer entries than
+ * asked for are consumed, rings when they are, and a want already met
+ * rings at once (the copy loop asks after its ack, before it polls). */
+static void test_want(void **state)
+{
+	struct pdd_hash *h;
+	struct pollfd p;
+
+	(void)state;
+	assert_int_equal(pdd_hash_start(&h, (1u << PDD_HASH_SHA256) | (1u << PDD_HASH_MD5), 0, 8), 0);
+	p = (struct pollfd){ .fd = pdd_hash_fd(h), .events = POLLIN };
+	pdd_hash_want(h, 3);
+	assert_int_equal(poll(&p, 1, 0), 0);
+	assert_int_equal(pdd_hash_feed(h, "a", 1), 0);
+	assert_int_equal(pdd_hash_feed(h, NULL, 1 << 20), 0);
+	while (pdd_hash_consumed(h) < 2)
+		usleep(1000);
+	assert_int_equal(poll(&p, 1, 0), 0);
+	assert_int_equal(pdd_hash_feed(h, "b", 1), 0);
+	assert_int_equal(poll(&p, 1, 30000), 1);
+	pdd_hash_ack(h);
+	assert_int_equal(pdd_hash_consumed(h), 3);
+	assert_int_equal(poll(&p, 1, 0), 0);
+	pdd_hash_want(h, 3);
+	assert_int_equal(poll(&p, 1, 0), 1);
+	pdd_hash_ack(h);
+	assert_int_equal(poll(&p, 1, 0), 0);
+	assert_int_equal(pdd_hash_finish(h), 0);
+	pdd_hash_free(h);
+}
+
 /* --- hashlogs ----------------------------------------------------------- */
 
 static char dir[] = "/tmp/pdd-test-hash.XXXXXX";
@@ -529,6 +560,7 @@ int main(void)
 		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_queue_full),
 		cmocka_unit_test(test_wakeups),
+		cmocka_unit_test(test_want),
 		cmocka_unit_test(test_hashlog),
 #else
 		cmocka_unit_test(test_without_libcrypto),
