@@ -59,14 +59,19 @@ PDD=$(realpath "$PDD")
 
 mkdir -p "$OUT/logs" "$DIR/mnt"
 LOOP= SAMPLER=
-cleanup() {
-	[[ -n $SAMPLER ]] && kill "$SAMPLER" 2>/dev/null
+# unmount_disk: the loop device and faultfs go
+unmount_disk() {
 	[[ -n $LOOP ]] && losetup -d "$LOOP"
+	LOOP=
 	for _ in 1 2 3 4 5 6 7 8 9 10; do
 		umount "$DIR/mnt" 2>/dev/null && break
 		grep -q " $DIR/mnt " /proc/mounts || break
 		sleep 0.2
 	done
+}
+cleanup() {
+	[[ -n $SAMPLER ]] && kill "$SAMPLER" 2>/dev/null
+	unmount_disk
 	rm -rf "$DIR"
 }
 trap cleanup EXIT
@@ -106,10 +111,15 @@ with open(sys.argv[1], "r+b") as f:
     for s in sys.argv[2:]:
         f.seek(int(s) * 512); f.write(bytes(512))
 PY
-"$FAULTFS" "$DIR/back" "$DIR/mnt" $faultline || die "faultfs did not mount"
-LOOP=$(losetup --find --show --direct-io=on "$DIR/mnt/disk") || die "losetup failed"
-echo 2 >"/sys/block/${LOOP#/dev/}/queue/nomerges"
-echo "$SIZE_MIB MiB on $LOOP: ${#bad[@]} bad sectors (4 clusters of 64, $NSCAT scattered)," \
+# mount_disk DELAY: the disk with its faults and that service time (the fault
+# line is too long for one write to faultfs's control file: given at
+# mount; the counters are read before and after each run instead)
+mount_disk() {
+	"$FAULTFS" "$DIR/back" "$DIR/mnt" $faultline "delay_us=$1" || die "faultfs did not mount"
+	LOOP=$(losetup --find --show --direct-io=on "$DIR/mnt/disk") || die "losetup failed"
+	echo 2 >"/sys/block/${LOOP#/dev/}/queue/nomerges"
+}
+echo "$SIZE_MIB MiB: ${#bad[@]} bad sectors (4 clusters of 64, $NSCAT scattered)," \
 	"2 areas of $SLOW_MIB MiB $SLOW_US us slower; service times: $DELAYS us" | tee "$OUT/setup.txt"
 
 TOOLS=(ddrescue pdd)
@@ -120,9 +130,9 @@ read_bytes() { tail -1 "$DIR/mnt/control" | tr ' ' '\n' | sed -n 's/^read_bytes=
 # run DELAY TOOL RUN: one rescue to a fresh image and map, timed, checked
 run() {
 	local delay=$1 tool=$2 r=$3 img=$DIR/img map=$DIR/map log=$OUT/logs/$1-$2-$3.log
-	local samples=$DIR/samples t0 t1 rc=0 t99 rescued
+	local samples=$DIR/samples t0 t1 rc=0 t99 rescued base
 	rm -f "$img" "$map" "$map.bak" "$samples"
-	echo "$faultline delay_us=$delay reset" >"$DIR/mnt/control"
+	base=$(read_bytes)
 	t0=$EPOCHREALTIME
 	( while :; do echo "$EPOCHREALTIME $(read_bytes)"; sleep 0.02; done ) >"$samples" &
 	SAMPLER=$!
@@ -142,7 +152,8 @@ run() {
 	cmp -s "$DIR/want" "$img" || die "$tool's image is not the source with the bad sectors zero"
 	[[ "$(ddrescuelog -b 512 -l- "$map" | tr '\n' ' ')" == "${bad[*]} " ]] ||
 		die "$tool's map does not list exactly the bad sectors"
-	t99=$(awk -v t0="$t0" -v want="$good" '$2 >= 0.99 * want { print $1 - t0; exit }' "$samples")
+	t99=$(awk -v t0="$t0" -v want="$good" -v base="$base" \
+		'$2 - base >= 0.99 * want { print $1 - t0; exit }' "$samples")
 	rescued=$(python3 - "$map" <<'PY'
 import sys
 n, first = 0, True
@@ -162,12 +173,14 @@ PY
 }
 
 for delay in $DELAYS; do
+	mount_disk "$delay"
 	for r in $(seq "$RUNS"); do
 		n=${#TOOLS[@]}
 		for i in $(seq 0 $((n - 1))); do
 			run "$delay" "${TOOLS[$(((i + r) % n))]}" "$r"
 		done
 	done
+	unmount_disk
 done
 
 awk -F, 'NR > 1 { k = $1 "," $2; n[k]++; t99[k, n[k]] = $4; e[k, n[k]] = $5; res[k] = $6
