@@ -297,6 +297,10 @@ int pdd_dev_measure(struct pdd_dev *d, const struct stat *st);
 void pdd_dev_measure_file(struct pdd_dev *d, const struct stat *st);
 int pdd_dev_skip_stream(struct pdd_dev *d, uint64_t bytes);
 int pdd_dev_flush(struct pdd_dev *d);
+
+/* Is I/O through fd throttled by this process's cgroup (blkio or io.max,
+ * on the whole disk fd's device or file system lies on)?  throttle.c */
+bool pdd_throttled(int fd);
 const char *pdd_kind_name(enum pdd_kind k);
 const char *pdd_kind_word(enum pdd_kind k);
 int pdd_dev_pick_fd(const struct pdd_dev *d, uint64_t off, size_t len,

@@ -31,6 +31,7 @@ struct uring_priv {
 	struct io_uring ring;		/* the ring */
 	bool fixed_bufs;		/* e->bufs are registered */
 	bool fixed_files;		/* fds[] are registered */
+	bool async;			/* issue from the kernel's workers (throttle.c) */
 	int fds[NFILES];		/* registered descriptors, by slot */
 };
 
@@ -108,6 +109,12 @@ static int uring_init(struct pdd_engine *e)
 	 * 4 MiB, all of it, where a sparse copy may touch little of it */
 	if (e->dev->direct && e->buf_len <= PDD_URING_FIXED_MAX)
 		register_buffers(e, u);
+	/* a direct request that the cgroup throttles would be charged twice
+	 * when issued without waiting first (throttle.c) */
+	u->async = e->dev->direct && pdd_throttled(e->dev->fd);
+	if (u->async)
+		pdd_info(1, "uring: the %s '%s' is throttled by its cgroup: requests go to the kernel's workers",
+			 e->dev->output ? "output" : "input", e->dev->name);
 	return 0;
 }
 
@@ -146,6 +153,8 @@ static int uring_submit(struct pdd_engine *e, struct pdd_req *rq)
 	}
 	if (idx >= 0)
 		sqe->flags |= IOSQE_FIXED_FILE;
+	if (u->async)
+		sqe->flags |= IOSQE_ASYNC;
 	io_uring_sqe_set_data(sqe, rq);
 	return 0;
 }

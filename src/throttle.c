@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Is this process's I/O to a device throttled by its cgroup (v1 blkio's
+ * blkio.throttle.*_device, v2's io.max)?  The io_uring engine needs to
+ * know.  io_uring first issues a direct read or write without waiting
+ * (REQ_NOWAIT); a throttled bio is held back by the cgroup, charged
+ * against its budget, then failed with EAGAIN, and io_uring issues it
+ * again from a worker, where it is held back and charged a second time.
+ * Every request then costs twice its bytes of the budget, and a copy
+ * between two throttled disks takes their read time plus their write
+ * time instead of the slower one's (kernel 6.18, loop devices under blkio
+ * limits: 5.8 s for 256 MiB against 2.8 s for the writes alone; the
+ * kernel's trace shows each request queued to a worker one throttle
+ * delay after it was submitted).  Issued from a worker from the start
+ * (IOSQE_ASYNC) it is charged once.
+ *
+ * The limits of the process's own cgroup and its ancestors count, for
+ * the whole disk the descriptor's device (or file system) lies on: the
+ * kernel keeps limits per disk, not per partition.  Whatever cannot be
+ * read means "not throttled", and the plain way stands.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "pdd.h"
+
+/* The whole disk of dev: its parent in sysfs when dev is a partition. */
+static dev_t whole_disk(dev_t dev)
+{
+	char path[96];
+	unsigned int ma, mi;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/partition", major(dev), minor(dev));
+	if (access(path, F_OK))
+		return dev;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/../dev", major(dev), minor(dev));
+	f = fopen(path, "re");
+	if (!f)
+		return dev;
+	if (fscanf(f, "%u:%u", &ma, &mi) == 2)
+		dev = makedev(ma, mi);
+	fclose(f);
+	return dev;
+}
+
+/* Does the limits file at path hold a line for dev with a limit in it?
+ * v1: "MAJ:MIN VALUE" (a removed limit is not listed); v2 io.max:
+ * "MAJ:MIN rbps=max wbps=... riops=... wiops=..." */
+static bool limits_dev(const char *path, dev_t dev)
+{
+	char line[256], key[32];
+	bool hit = false;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return false;
+	snprintf(key, sizeof(key), "%u:%u ", major(dev), minor(dev));
+	while (!hit && fgets(line, sizeof(line), f)) {
+		const char *p = line + strlen(key);
+
+		if (strncmp(line, key, strlen(key)))
+			continue;
+		if (!strchr(p, '='))	/* v1: any value listed is a limit */
+			hit = strtoull(p, NULL, 10) > 0;
+		for (const char *q = p; !hit && (q = strchr(q, '=')); q++)
+			hit = strncmp(q + 1, "max", 3) != 0;
+	}
+	fclose(f);
+	return hit;
+}
+
+/* Does the cgroup directory dir, or one above it up to root (a prefix
+ * of dir), limit dev through one of files? */
+static bool tree_limits(char *dir, size_t root_len, const char *const *files, dev_t dev)
+{
+	char path[4096];
+
+	for (;;) {
+		for (const char *const *f = files; *f; f++) {
+			int n = snprintf(path, sizeof(path), "%s/%s", dir, *f);
+
+			if (n > 0 && (size_t)n < sizeof(path) && limits_dev(path, dev))
+				return true;
+		}
+		char *slash = strrchr(dir, '/');
+
+		if (!slash || (size_t)(slash - dir) < root_len)
+			return false;
+		*slash = '\0';
+	}
+}
+
+/* The mount point of the cgroup hierarchy that has controller (v1: in
+ * its super options; "" for the v2 hierarchy) into mnt, and the root of
+ * that mount into root.  0 or -1. */
+static int hierarchy(const char *controller, char *mnt, size_t mlen, char *root, size_t rlen)
+{
+	char line[1024];
+	int r = -1;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	if (!f)
+		return -1;
+	while (r && fgets(line, sizeof(line), f)) {
+		char rt[512], mp[512], fstype[32], opts[256];
+		const char *dash = strstr(line, " - ");
+
+		if (!dash || sscanf(line, "%*s %*s %*s %511s %511s", rt, mp) != 2 ||
+		    sscanf(dash + 3, "%31s %*s %255s", fstype, opts) != 2)
+			continue;
+		if (*controller ? strcmp(fstype, "cgroup") ||
+				  !strstr(opts, controller) : strcmp(fstype, "cgroup2"))
+			continue;
+		snprintf(mnt, mlen, "%s", mp);
+		snprintf(root, rlen, "%s", rt);
+		r = 0;
+	}
+	fclose(f);
+	return r;
+}
+
+/* Is dev limited for this process in the hierarchy of controller (v1
+ * "blkio", or "" for v2), whose line in /proc/self/cgroup is cg (the
+ * path after the second colon)? */
+static bool limited(const char *controller, const char *cg, dev_t dev)
+{
+	static const char *const v1[] = { "blkio.throttle.read_bps_device",
+		"blkio.throttle.write_bps_device", "blkio.throttle.read_iops_device",
+		"blkio.throttle.write_iops_device", NULL };
+	static const char *const v2[] = { "io.max", NULL };
+	char mnt[512], root[512], dir[4096];
+	size_t rl;
+
+	if (hierarchy(controller, mnt, sizeof(mnt), root, sizeof(root)))
+		return false;
+	/* a mount of part of the tree: the path is relative to its root */
+	rl = strcmp(root, "/") ? strlen(root) : 0;
+	if (rl && !strncmp(cg, root, rl))
+		cg += rl;
+	snprintf(dir, sizeof(dir), "%s%s", mnt, strcmp(cg, "/") ? cg : "");
+	return tree_limits(dir, strlen(mnt), *controller ? v1 : v2, dev);
+}
+
+bool pdd_throttled(int fd)
+{
+	char line[4096];
+	struct stat st;
+	bool hit = false;
+	dev_t dev;
+	FILE *f;
+
+	if (fd < 0 || fstat(fd, &st))
+		return false;
+	dev = whole_disk(S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev);
+	f = fopen("/proc/self/cgroup", "re");
+	if (!f)
+		return false;
+	while (!hit && fgets(line, sizeof(line), f)) {
+		char *ctl = strchr(line, ':'), *cg = ctl ? strchr(ctl + 1, ':') : NULL;
+
+		if (!cg)
+			continue;
+		*cg++ = '\0';
+		cg[strcspn(cg, "\n")] = '\0';
+		ctl++;
+		if (!*ctl)
+			hit = limited("", cg, dev);
+		else if (strstr(ctl, "blkio"))
+			hit = limited("blkio", cg, dev);
+	}
+	fclose(f);
+	return hit;
+}
