@@ -7,7 +7,8 @@
 # maps exactly the bad sectors; merged requests (nomerges=0) fail whole,
 # which is why nomerges=2.  Write faults leave the backing file as it was,
 # fsync=1 fails fsync, delay_us= slows every request, slow= the requests
-# in its ranges and bad_delay_us= the failing reads, flaky= ranges fail N
+# in its ranges and bad_delay_us= the failing reads, rate= serves one
+# request at a time at that rate (write_rate= for writes), flaky= ranges fail N
 # reads and then read (GNU ddrescue -r 2 rescues those that fail fewer
 # times than it tries), the control file
 # changes the faults while mounted and counts requests and bytes,
@@ -254,6 +255,32 @@ echo "read=1-2:5" >"$M/control" 2>/dev/null && fail "control took a value on rea
 echo "slow=1-2:60000001" >"$M/control" 2>/dev/null && fail "control took a delay over a minute"
 echo "flaky=1-2:x" >"$M/control" 2>/dev/null && fail "control took a bad flaky count"
 expect_first "read=$S400 write= fsync=0 delay_us=0 bad_delay_us=200000"
+
+# --- rate=: one request at a time, each at least size / rate ----------------
+# (lower bounds only: a busy machine is slower, never faster)
+ctl "rate=4194304 write_rate=2097152 jitter_us=1000 reset"
+expect_first "read= write= fsync=0 delay_us=0 jitter_us=1000 rate=4194304 write_rate=2097152"
+timed rd "$L" 1048576 1 || fail "a read at rate=4194304 failed"
+echo "rate=4194304: 1 MiB read in $us us" >&2
+[ "$us" -ge 250000 ] || fail "1 MiB read at 4 MiB/s took $us us"
+# two 512 KiB reads in flight at once are served in turn: 250 ms in all
+t0=$(date +%s%N)
+rd "$L" 524288 4 & p1=$!
+rd "$L" 524288 6 & p2=$!
+wait $p1 || fail "a read in turn failed"
+wait $p2 || fail "a read in turn failed"
+us=$((($(date +%s%N) - t0) / 1000))
+echo "rate=4194304: two 512 KiB reads at once in $us us" >&2
+[ "$us" -ge 250000 ] || fail "two 512 KiB reads at once at 4 MiB/s took $us us: not one at a time"
+"$STAMP" fill "$T/rsrc" 0 $((4 * MiB)) 7
+timed dd if="$T/rsrc" of="$L" oflag=direct conv=notrunc bs=1M skip=2 seek=2 count=1 status=none ||
+	fail "a write at write_rate=2097152 failed"
+echo "write_rate=2097152: 1 MiB write in $us us" >&2
+[ "$us" -ge 500000 ] || fail "1 MiB write at 2 MiB/s took $us us"
+cmp -n 1048576 -i 2097152:2097152 "$T/rsrc" "$T/back" || fail "the write at a rate did not reach the backing file"
+echo "rate=x" >"$M/control" 2>/dev/null && fail "control took a rate that is no number"
+echo "rate=100000000001" >"$M/control" 2>/dev/null && fail "control took a rate over 100 GB/s"
+ctl ""
 
 # --- flaky ranges: N failures, then the backing bytes -----------------------
 S600=307200-307712			# sector 600

@@ -13,6 +13,7 @@
  *
  *   read=A-B,... write=A-B,... fsync=0|1 delay_us=N [fallocate=1]
  *     [lose=A-B,...] [slow=A-B:US,...] [flaky=A-B:N,...] [bad_delay_us=N]
+ *     [jitter_us=N] [rate=N] [write_rate=N]
  *   reads=N writes=N failed_reads=N failed_writes=N fsyncs=N failed_fsyncs=N
  *     read_bytes=N written_bytes=N fallocates=N failed_fallocates=N
  *     fallocated_bytes=N
@@ -45,14 +46,24 @@
  *                       range reads.  control shows the failures left.
  *   bad_delay_us=N      a read that fails (read= or flaky=) sleeps N us
  *                       more first: a disk that takes long on a bad sector
+ *   jitter_us=N         every read and write sleeps a random 0..N us more
+ *                       (uniform, from a fixed seed): a service time that
+ *                       varies
+ *   rate=N              a disk with no idle credit: one read or write of
+ *                       disk is served at a time, and each takes at least
+ *                       its size / N seconds (N bytes per second), its
+ *                       delays and the real I/O included; requests in
+ *                       flight wait their turn
+ *   write_rate=N        the same for writes, where it differs from rate=
  *   fallocate=1         fallocate(2) of disk is done on BACKING (a range
  *                       that overlaps write= fails with EIO, as a write);
  *                       0, the default, refuses it with EOPNOTSUPP, as a
  *                       FUSE file system without fallocate does
  *
  * Delays are at most 60000000 us each and add up (delay_us=, then slow=,
- * then bad_delay_us=); a sleeping request holds no lock: requests in
- * flight sleep at once (unless faultfs runs single-threaded, -s).  N of
+ * then bad_delay_us=, then jitter_us=); without rate= a sleeping request
+ * holds no lock: requests in flight sleep at once (unless faultfs runs
+ * single-threaded, -s).  With rate= they sleep in turn.  N of
  * flaky= is at most 1000000000.
  *
  * FUSE-OPTIONs (-f, -d, -s, -o ...) go to libfuse; by default the program
@@ -78,7 +89,7 @@
  *     corruption, no ENOSPC.  flaky= is for reads only and counts
  *     requests, not sectors or time: no write that fails N times, no
  *     fault that starts after N requests, no sector that goes bad while
- *     read or that fails again later.  Delays are fixed, not random.
+ *     read or that fails again later.  Delays are fixed but for jitter_us=.
  *     Faults on other operations (open, getattr, truncate) do not exist.
  *   - read_bytes and written_bytes count the bytes of the reads and
  *     writes of disk that succeeded; fallocates counts every fallocate of
@@ -224,6 +235,7 @@ static int ff_read(const char *path, char *buf, size_t size, off_t off,
 		   struct fuse_file_info *fi)
 {
 	struct snap *s = (struct snap *)(uintptr_t)fi->fh;
+	struct faults_turn turn;
 	size_t done = 0;
 
 	if (s) {
@@ -237,8 +249,10 @@ static int ff_read(const char *path, char *buf, size_t size, off_t off,
 	if (!is(path, "/disk"))
 		return -EBADF;
 	atomic_fetch_add(&n_reads, 1);
+	faults_turn_begin(&turn, 0, size);
 	if (faults_request(0, off, size)) {
 		atomic_fetch_add(&n_bad_reads, 1);
+		faults_turn_end(&turn);
 		return -EIO;
 	}
 	while (done < size) {
@@ -246,22 +260,55 @@ static int ff_read(const char *path, char *buf, size_t size, off_t off,
 
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r < 0)
-			return -errno;
+		if (r < 0) {
+			r = -errno;
+			faults_turn_end(&turn);
+			return (int)r;
+		}
 		if (r == 0)
 			break;
 		done += (size_t)r;
 	}
+	faults_turn_end(&turn);
 	atomic_fetch_add(&n_read_bytes, done);
 	return (int)done;
+}
+
+/* A write of disk: -EIO when the fault set fails it (*failed then set),
+ * else what pwrite gave: 0 with *done bytes written, or -errno when none
+ * were. */
+static int write_disk(const char *buf, size_t size, off_t off, size_t *done, int *failed)
+{
+	char *copy = NULL;
+
+	*failed = faults_request(1, off, size);
+	if (*failed)
+		return -EIO;
+	if (faults_lost(backing, &buf, &copy, off, size))
+		return -ENOMEM;
+	while (*done < size) {
+		ssize_t r = pwrite(backing, buf + *done, size - *done, off + (off_t)*done);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+
+			free(copy);
+			return *done ? 0 : -e;
+		}
+		*done += (size_t)r;
+	}
+	free(copy);
+	return 0;
 }
 
 static int ff_write(const char *path, const char *buf, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
-	char *copy = NULL;
+	struct faults_turn turn;
 	size_t done = 0;
-	int reset, r;
+	int reset, r, failed;
 
 	(void)fi;
 	if (is(path, "/control")) {
@@ -286,29 +333,13 @@ static int ff_write(const char *path, const char *buf, size_t size, off_t off,
 	if (!is(path, "/disk"))
 		return -EBADF;
 	atomic_fetch_add(&n_writes, 1);
-	if (faults_request(1, off, size)) {
+	faults_turn_begin(&turn, 1, size);
+	r = write_disk(buf, size, off, &done, &failed);
+	faults_turn_end(&turn);
+	if (failed)
 		atomic_fetch_add(&n_bad_writes, 1);
-		return -EIO;
-	}
-	if (faults_lost(backing, &buf, &copy, off, size))
-		return -ENOMEM;
-	while (done < size) {
-		ssize_t r = pwrite(backing, buf + done, size - done, off + (off_t)done);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-
-			free(copy);
-			if (!done)
-				return -e;
-			atomic_fetch_add(&n_written_bytes, done);
-			return (int)done;
-		}
-		done += (size_t)r;
-	}
-	free(copy);
+	if (r < 0)
+		return r;
 	atomic_fetch_add(&n_written_bytes, done);
 	return (int)done;
 }
@@ -385,7 +416,8 @@ static void usage(void)
 	fprintf(stderr, "usage: faultfs BACKING MOUNTPOINT [read=A-B,...] [write=A-B,...]"
 			" [fsync=0|1] [delay_us=N]\n"
 			"               [fallocate=0|1] [lose=A-B,...] [slow=A-B:US,...] [flaky=A-B:N,...]\n"
-			"               [bad_delay_us=N] [FUSE-OPTION...]\n");
+			"               [bad_delay_us=N] [jitter_us=N] [rate=N] [write_rate=N]\n"
+			"               [FUSE-OPTION...]\n");
 	exit(2);
 }
 

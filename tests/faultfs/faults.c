@@ -15,6 +15,7 @@
 #define MAXR 256
 #define MAX_US 60000000		/* a minute, for every delay */
 #define MAX_FLAKY 1000000000
+#define MAX_RATE 100000000000ull	/* bytes per second, for rate= */
 
 /* [lo, hi) and, for slow= and flaky=, its value: microseconds, failures left */
 struct range { uint64_t lo, hi, v; };
@@ -22,11 +23,15 @@ struct range { uint64_t lo, hi, v; };
 struct faults {
 	struct range rd[MAXR], wr[MAXR], lose[MAXR], slow[MAXR], flaky[MAXR];
 	int nrd, nwr, nlose, nslow, nflaky, fsync, fallocate;
-	uint64_t delay_us, bad_delay_us;
+	uint64_t delay_us, bad_delay_us, jitter_us;
+	uint64_t rate, write_rate;	/* bytes per second, 0: as fast as it goes */
 };
 
 static struct faults cur;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* held through a whole request while rate= is set: one at a time */
+static pthread_mutex_t serve_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned int jitter_seed = 1;	/* under lock */
 
 static int number(const char *s, uint64_t *v)
 {
@@ -102,6 +107,12 @@ static int parse(char *line, struct faults *f, int *reset)
 			f->delay_us = v;
 		else if ((r = value(tok, "bad_delay_us", MAX_US, &v)) <= 0)
 			f->bad_delay_us = v;
+		else if ((r = value(tok, "jitter_us", MAX_US, &v)) <= 0)
+			f->jitter_us = v;
+		else if ((r = value(tok, "rate", MAX_RATE, &v)) <= 0)
+			f->rate = v;
+		else if ((r = value(tok, "write_rate", MAX_RATE, &v)) <= 0)
+			f->write_rate = v;
 		else
 			r = strcmp(tok, "reset") ? -1 : (*reset = 1, 0);
 		if (r)
@@ -156,6 +167,12 @@ void faults_show(FILE *o)
 		put_ranges(o, " flaky", cur.flaky, cur.nflaky, 1);
 	if (cur.bad_delay_us)
 		fprintf(o, " bad_delay_us=%" PRIu64, cur.bad_delay_us);
+	if (cur.jitter_us)
+		fprintf(o, " jitter_us=%" PRIu64, cur.jitter_us);
+	if (cur.rate)
+		fprintf(o, " rate=%" PRIu64, cur.rate);
+	if (cur.write_rate)
+		fprintf(o, " write_rate=%" PRIu64, cur.write_rate);
 	fputc('\n', o);
 	pthread_mutex_unlock(&lock);
 }
@@ -189,6 +206,8 @@ int faults_request(int write, off_t off, size_t size)
 		if (overlaps(&cur.slow[i], lo, hi) && cur.slow[i].v > slowest)
 			slowest = cur.slow[i].v;
 	delay = cur.delay_us + slowest + (bad && !write ? cur.bad_delay_us : 0);
+	if (cur.jitter_us)
+		delay += (uint64_t)rand_r(&jitter_seed) % (cur.jitter_us + 1);
 	pthread_mutex_unlock(&lock);
 	if (delay) {
 		struct timespec ts = { (time_t)(delay / 1000000), (long)(delay % 1000000) * 1000 };
@@ -197,6 +216,41 @@ int faults_request(int write, off_t off, size_t size)
 			;
 	}
 	return bad;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void faults_turn_begin(struct faults_turn *t, int write, size_t size)
+{
+	uint64_t rate;
+
+	pthread_mutex_lock(&lock);
+	rate = write && cur.write_rate ? cur.write_rate : cur.rate;
+	pthread_mutex_unlock(&lock);
+	t->held = rate != 0;
+	if (!t->held)
+		return;
+	pthread_mutex_lock(&serve_lock);
+	t->end_ns = now_ns() + (uint64_t)((double)size * 1e9 / (double)rate);
+}
+
+void faults_turn_end(struct faults_turn *t)
+{
+	if (!t->held)
+		return;
+	/* the rest of the request's time at the rate, after the real I/O
+	 * and any delay: the next request starts when this one would end */
+	struct timespec ts = { (time_t)(t->end_ns / 1000000000u), (long)(t->end_ns % 1000000000u) };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+	pthread_mutex_unlock(&serve_lock);
 }
 
 static int flag(const int *f)

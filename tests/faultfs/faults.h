@@ -9,6 +9,7 @@
 #define FAULTFS_FAULTS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -25,6 +26,17 @@ void faults_show(FILE *o);
  * that fails), then 1 when it fails with EIO.  A read uses one failure
  * of each flaky= range it overlaps that has some left. */
 int faults_request(int write, off_t off, size_t size);
+
+/* rate= and write_rate=: a read or write of disk of size bytes is a turn
+ * of the one request served at a time, from faults_turn_begin() to
+ * faults_turn_end(), which returns no sooner than size / rate seconds
+ * after the turn began.  Without a rate both do nothing. */
+struct faults_turn {
+	int held;		/* the turn holds the lock */
+	uint64_t end_ns;	/* CLOCK_MONOTONIC time it ends at the earliest */
+};
+void faults_turn_begin(struct faults_turn *t, int write, size_t size);
+void faults_turn_end(struct faults_turn *t);
 
 /* fsync=1, fallocate=1 */
 int faults_fsync(void);
