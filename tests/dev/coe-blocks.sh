@@ -4,7 +4,8 @@
 # scattered inside large transfers: exactly the bad blocks are zero-filled
 # and reported by number, everything else is byte-identical, the exit
 # status is 3, and the bad set is the one GNU ddrescue finds on the same
-# device.  Without coe the copy stops at the failing transfer.
+# device, also one block per transfer (which the threads engine merges).
+# Without coe the copy stops at the failing transfer.
 . "$(dirname "$0")/../lib.sh"
 requires_root
 command -v ddrescue >/dev/null || skip "needs GNU ddrescue (package gddrescue)"
@@ -36,6 +37,21 @@ for lbs in 512 4096; do
 	expect_err "pdd: 8 unreadable blocks of $lbs bytes written as zeros, LBA 100 to 1503"
 	expect_err "$nblk+0 records out"
 	cmp -s "$T/want" "$T/out" || fail "coe output is not the source with exactly the bad blocks zeroed"
+
+	# one block per transfer: the threads engine merges runs of them into
+	# one call (faultfs sees fewer reads than blocks), and the blocks the
+	# bad ones are merged with are done again one by one
+	rm -f "$T/out"
+	echo "$bad reset" >"$T/mnt$lbs/control"
+	run_pdd if="$dev" of="$T/out" coe=1 bpt=1
+	expect_rc 3
+	expect_err "pdd: 8 unreadable blocks of $lbs bytes written as zeros, LBA 100 to 1503"
+	cmp -s "$T/want" "$T/out" || fail "coe output at bpt=1 is not the source with exactly the bad blocks zeroed"
+	reads=$(tail -1 "$T/mnt$lbs/control" | tr ' ' '\n' | sed -n 's/^reads=//p')
+	echo "bpt=1: $reads reads of the device for $nblk blocks" >&2
+	if [ "${PDD_ENGINE:-}" = threads ] && [ "$reads" -ge "$nblk" ]; then
+		fail "the threads engine read $reads times for $nblk blocks: nothing merged"
+	fi
 
 	# ddrescue on the same device finds the same blocks
 	rm -f "$T/dr.img" "$T/dr.map"

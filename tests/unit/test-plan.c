@@ -1155,14 +1155,26 @@ static void test_depth_twice_threads_by_default(void **state)
 	assert_plan_ok(&o, &in, &out, &p);
 	assert_int_equal(p.depth, 8);
 	assert_int_equal(p.threads, 4);
+	/* or 256 KiB in flight where that is more, so that the workers
+	 * find contiguous requests to merge */
 	o.threads = 1;
 	assert_plan_ok(&o, &in, &out, &p);
-	assert_int_equal(p.depth, 2);
+	assert_int_equal(p.depth, 4);
 	assert_int_equal(p.threads, 1);
 	o.threads = 100;
 	assert_plan_ok(&o, &in, &out, &p);
 	assert_int_equal(p.depth, 200);
 	assert_int_equal(p.threads, 100);
+	o.threads = 4;
+	o.bpt = 8;		/* 4 KiB transfers: 64, no more */
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.depth, 64);
+	o.bpt = 1;
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.depth, 64);
+	o.bpt = 2048;		/* 1 MiB: twice the threads */
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.depth, 8);
 }
 
 /* the asynchronous engines: 64 requests, at most 16 MiB, at least 4 */
