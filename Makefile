@@ -3,7 +3,7 @@
 #   make            build ./pdd
 #   make check      install what is missing, build, run every test
 #   make demo       install what is missing, build, clone a sample image
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR=  (pdd, its man page, its bash completion)
 #   V=1             show the commands
 
 PREFIX  ?= /usr/local
@@ -240,13 +240,19 @@ demo: deps
 
 # --- install ---------------------------------------------------------------
 
+# the completion goes where bash-completion looks for it by the command's
+# name when it is first completed
+COMPDIR = $(PREFIX)/share/bash-completion/completions
+
 install: pdd
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(COMPDIR)
 	install -m 755 pdd $(DESTDIR)$(PREFIX)/bin/pdd
 	install -m 644 man/pdd.1 $(DESTDIR)$(PREFIX)/share/man/man1/pdd.1
+	install -m 644 completion/pdd $(DESTDIR)$(COMPDIR)/pdd
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/pdd $(DESTDIR)$(PREFIX)/share/man/man1/pdd.1
+	rm -f $(DESTDIR)$(PREFIX)/bin/pdd $(DESTDIR)$(PREFIX)/share/man/man1/pdd.1 \
+		$(DESTDIR)$(COMPDIR)/pdd
 
 clean:
 	rm -rf build pdd $(TOOLS)
