@@ -178,7 +178,7 @@ pdd: $(SRCS:%.c=build/%.o)
 # --- the static program, for rescue media ----------------------------------
 
 static:
-	$(Q)$(MAKE) --no-print-directory STATIC=y pdd-static
+	$(Q)$(MAKE) --no-print-directory -f $(firstword $(MAKEFILE_LIST)) STATIC=y pdd-static
 
 ifeq ($(STATIC),y)
 build/static/%.o: %.c $(HDRS)
