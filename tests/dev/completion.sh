@@ -129,4 +129,33 @@ if [ -n "${loop:-}" ]; then
 	grep -qx "$loop" "$T/got" || fail "if=/dev/loop does not offer $loop: $(tr '\n' ' ' <"$T/got")"
 fi
 n=$((n + 1))
+
+# the same through readline: bash in a tmux of this test's own (its
+# server's pid goes to lib.sh's list, stopped at exit), pdd<TAB> typed
+if command -v tmux >/dev/null; then
+	sock=$T/tmux.sock
+	tmux -S "$sock" new-session -d -x 160 -y 10 "env -i HOME=$T TERM=screen PATH=$(dirname "$PDD"):/usr/bin:/bin bash --norc --noprofile" ||
+		fail "tmux did not start"
+	tmux -S "$sock" display -p '#{pid}' >>"$T/.servers"
+	typed() {	# typed KEYS... then the screen's last line in $screen
+		tmux -S "$sock" send-keys "$@"
+		sleep 0.5
+		screen=$(tmux -S "$sock" capture-pane -p | sed '/^$/d' | tail -1)
+	}
+	typed "PS1='$ '; . $bc; . $top/completion/pdd; clear" Enter
+	typed "pdd eng" Tab
+	[ "$screen" = '$ pdd engine=' ] || fail "tmux: pdd eng<TAB> gave '$screen'"
+	# (tmux drops trailing blanks: a '#' shows the space after a word)
+	typed "th" Tab "#"
+	[ "$screen" = '$ pdd engine=threads #' ] || fail "tmux: engine=th<TAB> gave '$screen'"
+	typed BSpace
+	typed "oflag=direct,no" Tab
+	[ "$screen" = '$ pdd engine=threads oflag=direct,no' ] || fail "tmux: oflag=direct,no<TAB> gave '$screen'"
+	typed "c" Tab "#"
+	[ "$screen" = '$ pdd engine=threads oflag=direct,nocreat #' ] || fail "tmux: oflag=direct,noc<TAB> gave '$screen'"
+	tmux -S "$sock" kill-server
+	n=$((n + 4))
+else
+	echo "tmux: not installed, readline not driven"
+fi
 echo "$n completions checked"
