@@ -99,6 +99,11 @@ ifeq ($(HAVE_LIBMOUNT),y)
 ALL_CFLAGS += -DHAVE_LIBMOUNT $(shell pkg-config --cflags mount)
 GUARD_SRCS = src/guard-mount.c
 LDLIBS += $(LIBMOUNT_LIBS)
+else ifeq ($(STATIC),y)
+# the static pdd, where libmount has no archive: /proc read by pdd's own
+# guard-proc.c, which make unit tests against libmount's answers
+ALL_CFLAGS += -DHAVE_PROCMOUNTS
+GUARD_SRCS = src/guard-proc.c
 else
 no_libmount = @echo "pdd: libmount-dev not found: mount and swap checks are built without it" >&2
 endif
@@ -150,7 +155,8 @@ SRCS = src/main.c src/args.c src/usage.c src/dev.c src/open.c src/plan.c src/cop
 LIB_SRCS = $(filter-out src/main.c,$(SRCS))
 HDRS = $(wildcard include/*.h)
 
-UNIT_TESTS = args plan seq stats json progress map guard core zero hash $(if $(SCSI_SRCS),scsi)
+UNIT_TESTS = args plan seq stats json progress map guard core zero hash $(if $(SCSI_SRCS),scsi) \
+	$(if $(GUARD_SRCS),guard-proc)
 TOOLS = tests/tools/stamp tests/tools/noring tests/sgdouble/libsgdouble.so
 TOOLS += $(if $(shell pkg-config --exists fuse3 2>/dev/null && echo y),tests/faultfs/faultfs)
 
@@ -229,6 +235,19 @@ build/asan/test-%: tests/unit/test-%.c $(LIB_SRCS:%.c=build/asan/%.o)
 	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all \
 		-o $@ $^ -lcmocka $(LDLIBS)
 
+# test-guard again, with the static pdd's reader of /proc (guard-proc.c)
+# in place of libmount's (guard-mount.c): the same made-up /proc, the
+# same answers
+GUARD_PROC_OBJS = build/src/guard-proc.o $(filter-out build/src/guard-mount.o,$(LIB_SRCS:%.c=build/%.o))
+build/test-guard-proc: tests/unit/test-guard.c $(GUARD_PROC_OBJS)
+	$(msg) LINK $@
+	$(Q)$(CC) $(ALL_CFLAGS) -DHAVE_PROCMOUNTS -o $@ $^ -lcmocka $(LDLIBS)
+
+build/asan/test-guard-proc: tests/unit/test-guard.c $(GUARD_PROC_OBJS:build/%=build/asan/%)
+	$(msg) LINK $@
+	$(Q)$(CC) $(ALL_CFLAGS) -DHAVE_PROCMOUNTS -fsanitize=address,undefined \
+		-fno-sanitize-recover=all -o $@ $^ -lcmocka $(LDLIBS)
+
 # test-core runs the copy core against a fake engine, which lives in files
 # of its own: the rules above link test-%.c alone
 CORE_TEST_SRCS = tests/unit/test-core.c tests/unit/test-core-sched.c tests/unit/fake-engine.c \
@@ -286,7 +305,7 @@ unit: $(UNIT_TESTS:%=build/test-%)
 unit-san: $(UNIT_TESTS:%=build/asan/test-%)
 	$(Q)for t in $^; do ASAN_OPTIONS=detect_leaks=1 $$t || exit 1; done
 
-clang: $(SRCS:%.c=build/clang/%.o)
+clang: $(SRCS:%.c=build/clang/%.o) build/clang/src/guard-proc.o
 	@echo "  clang: no warnings"
 
 tsan: build/tsan/pdd build/tsan/test-hash $(TOOLS)

@@ -86,6 +86,11 @@ static const char *mount_version(void)
 	mnt_get_library_version(&v);
 	return v ? v : "(version not known)";
 }
+#elif defined(HAVE_PROCMOUNTS)
+static const char *mount_version(void)
+{
+	return PDD_NO_LIBMOUNT "; pdd reads /proc's mounts and swaps itself";
+}
 #else
 static const char *mount_version(void) { return PDD_NO_LIBMOUNT; }
 #endif

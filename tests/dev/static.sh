@@ -4,9 +4,9 @@
 # that binary, the two loop devices' nodes, and /proc and /sys mounted (in
 # a mount namespace of its own, so nothing outlives the test).  There it
 # prints its version and copies one loop device onto the other
-# byte-identically with io_uring and with libaio; the guard refuses the
-# output (the static pdd has no libmount: it cannot see what is mounted)
-# unless oflag=force, and refuses a mounted one where it has libmount.
+# byte-identically with io_uring, libaio and threads; the guard refuses a
+# mounted output there (read by pdd itself where libmount has no static
+# archive), and any output when /proc is not mounted.
 # The sg engine is compiled in and --version lists it; the sg double
 # (tests/sgdouble) is an LD_PRELOAD library, which a static binary never
 # loads, so the copy through it is not tried here.
@@ -41,7 +41,8 @@ want+=", threads"
 archive sgutils2 && want+=", sg"
 grep -qx "engines: $want" "$T/ver" || fail "engines: $(cat "$T/ver")"
 archive sgutils2 && { grep -qE '^libsgutils2: [0-9]+\.[0-9]+ ' "$T/ver" || fail "sg support not in: $(cat "$T/ver")"; }
-archive mount || grep -qx "libmount: not built (no libmount.a)" "$T/ver" || fail "libmount: $(cat "$T/ver")"
+archive mount || grep -qx "libmount: not built (no libmount.a); pdd reads /proc's mounts and swaps itself" "$T/ver" ||
+	fail "libmount: $(cat "$T/ver")"
 echo "sg double: not tried, LD_PRELOAD does not reach a static binary; sg is built in: $(grep '^libsgutils2:' "$T/ver")"
 
 # two loop devices with address-stamped data on the first
@@ -61,13 +62,13 @@ for d in "$a" "$z"; do
 done
 
 # inroot CMD...: CMD run in $root, with /proc and /sys mounted for it
-# alone (and the device $MNT on /mnt when set); its stderr in $T/err and
-# its status in $rc
+# alone (and the device $MNT on /mnt, read-only, when set: mounting it
+# writes nothing to it); its stderr in $T/err and its status in $rc
 inroot() {
 	rc=0
 	MNT=${MNT:-} unshare --mount --propagation private sh -c '
 		mount -t proc proc "$0/proc" && mount -t sysfs sysfs "$0/sys" &&
-		{ [ -z "$MNT" ] || mount "$MNT" "$0/mnt"; } && exec chroot "$0" "$@"' \
+		{ [ -z "$MNT" ] || mount -o ro,noload "$MNT" "$0/mnt"; } && exec chroot "$0" "$@"' \
 		"$root" "$@" 2>"$T/err" || rc=$?
 }
 
@@ -88,28 +89,26 @@ copy() {	# copy ENGINE BS OPERANDS...: a whole copy of $a onto $z, checked
 	expect_err "$(((8 << 20) / bs))+0 records in"
 	expect_err "$(((8 << 20) / bs))+0 records out"
 	same_bytes "$T/a" "$z"
-	echo "engine=$e bs=$bs $*: copied in the root"
+	echo "engine=$e bs=$bs${*:+ $*}: copied in the root"
 }
 
-if grep -qx "libmount: not built.*" "$T/ver"; then
-	# no libmount: nothing tells whether the output is mounted, and
-	# the static pdd refuses, writing nothing, unless oflag=force
-	dd if=/dev/zero of="$z" bs=1M count=8 oflag=direct status=none
-	inroot /pdd if="$a" of="$z" engine=threads
-	expect_rc 50
-	expect_err "pdd: pdd was built without libmount: cannot see whether '$z' is mounted or in use as swap; oflag=force writes anyway"
-	cmp -s "$z" /dev/zero -n $((8 << 20)) || fail "the refused copy wrote to $z"
-	force=oflag=force
-else
-	# with libmount, the guard reads the root's own /proc/self/mountinfo
-	command -v mkfs.ext4 >/dev/null || skip "needs mkfs.ext4"
-	mkfs.ext4 -q "$z" || fail "mkfs.ext4 $z"
-	mkdir "$root/mnt"
-	MNT=$z inroot /pdd if="$a" of="$z"
-	expect_rc 66
-	expect_err "pdd: '$z' is mounted on /mnt: pdd does not write to a mounted device"
-	force=
-fi
-grep -q '^engines:.* uring' "$T/ver" && copy uring 512 $force
-grep -q '^engines:.* aio' "$T/ver" && copy aio 4096 $force qd=8
-copy threads 1024 $force threads=3
+# the guard reads the root's own /proc/self/mountinfo (through libmount,
+# or guard-proc.c where libmount has no archive): a mounted output is
+# refused, and so is any output where /proc is not mounted
+command -v mkfs.ext4 >/dev/null || skip "needs mkfs.ext4"
+mkfs.ext4 -q "$z" || fail "mkfs.ext4 $z"
+cp "$z" "$T/z.fs"
+mkdir "$root/mnt"
+MNT=$z inroot /pdd if="$a" of="$z"
+expect_rc 66
+expect_err "pdd: '$z' is mounted on /mnt: pdd does not write to a mounted device"
+rc=0
+chroot "$root" /pdd if="$a" of="$z" 2>"$T/err" || rc=$?
+expect_rc 52
+expect_err "pdd: cannot read '/proc/self/mountinfo' to see whether '$z' is mounted: No such file or directory"
+same_bytes "$T/z.fs" "$z"
+echo "the guard refused a mounted output, and one with no /proc, in the root"
+
+grep -q '^engines:.* uring' "$T/ver" && copy uring 512
+grep -q '^engines:.* aio' "$T/ver" && copy aio 4096 qd=8
+copy threads 1024 threads=3
