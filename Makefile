@@ -1,9 +1,10 @@
 # pdd - parallel block-device copier
 #
 #   make            build ./pdd
+#   make static     build ./pdd-static, linked statically, for rescue media
 #   make check      install what is missing, build, run every test
 #   make demo       install what is missing, build, clone a sample image
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR=  (pdd, its man page, its bash completion)
 #   V=1             show the commands
 
 PREFIX  ?= /usr/local
@@ -11,41 +12,98 @@ DESTDIR ?=
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 WARN     = -Wall -Wextra -Werror
-ALL_CFLAGS = -std=gnu11 $(WARN) -Iinclude $(CFLAGS)
+# CPPFLAGS and LDFLAGS are the caller's too (dpkg-buildflags' hardening)
+ALL_CFLAGS = -std=gnu11 $(WARN) -Iinclude $(CPPFLAGS) $(CFLAGS)
 LDLIBS   = -lpthread -lm
+
+# make static (STATIC=y in a make of its own): ./pdd-static, linked with
+# -static from the static archives (.a) of the libraries below, with what
+# each needs in turn (pkg-config --static).  Its objects are in
+# build/static, built with the HAVE_ flags of what is linked.  A library
+# that has no archive, or needs one that is missing, is left out as if it
+# were not installed, and pdd --version says which archive was missing.
+ifeq ($(STATIC),y)
+OBJ = build/static
+PC_LIBS = pkg-config --static --libs
+archive = $(filter /%,$(shell $(CC) -print-file-name=lib$(1).a))
+no_archives = $(sort $(foreach l,$(patsubst -l%,%,$(filter -l%,$(1))),$(if $(call archive,$(l)),,lib$(l).a)))
+ALL_CFLAGS += -DPDD_STATIC
+else
+OBJ = build
+PC_LIBS = pkg-config --libs
+no_archives =
+endif
+comma := ,
+space := $(subst ,, )
 
 # The asynchronous engines are built where their libraries are installed
 # (make check and make demo install them first); threads always is.
 HAVE_URING := $(shell pkg-config --exists liburing 2>/dev/null && echo y)
 HAVE_AIO   := $(shell test -e /usr/include/libaio.h && echo y)
 HAVE_SGUTILS := $(shell test -e /usr/include/scsi/sg_lib.h && echo y)
+HAVE_LIBMOUNT := $(shell pkg-config --exists mount 2>/dev/null && echo y)
+HAVE_LIBNBD := $(shell pkg-config --exists libnbd 2>/dev/null && echo y)
+HAVE_LIBCRYPTO := $(shell pkg-config --exists libcrypto 2>/dev/null && echo y)
+# what each links with; libnbd.pc names none of the libraries Debian's
+# libnbd is built with (GnuTLS, libxml2), which a static link needs
+URING_LIBS = $(shell $(PC_LIBS) liburing)
+AIO_LIBS = -laio
+SGUTILS_LIBS = -lsgutils2
+LIBMOUNT_LIBS = $(shell $(PC_LIBS) mount)
+LIBNBD_LIBS = $(shell $(PC_LIBS) libnbd $(if $(STATIC),gnutls libxml-2.0))
+LIBCRYPTO_LIBS = $(shell $(PC_LIBS) libcrypto)
+
+# left out of the static build: HAVE_$(1) unset, and the archives missing
+# told to version.c
+define static_check
+ifeq ($$(HAVE_$(1)),y)
+$(1)_MISSING := $$(call no_archives,$$($(1)_LIBS))
+ifneq ($$($(1)_MISSING),)
+HAVE_$(1) :=
+ALL_CFLAGS += -DPDD_NO_$(1)='"not built (no $$(subst $$(space),$$(comma)$$(space),$$($(1)_MISSING)))"'
+endif
+endif
+endef
+ifeq ($(STATIC),y)
+$(foreach l,URING AIO SGUTILS LIBMOUNT LIBNBD LIBCRYPTO,$(eval $(call static_check,$(l))))
+endif
+
 ENGINE_SRCS = src/engines/threads.c
 ifeq ($(HAVE_URING),y)
-ALL_CFLAGS += -DHAVE_LIBURING
+# liburing 2.3 has no call that tells its version: pdd --version gives
+# the one it was built with
+ALL_CFLAGS += -DHAVE_LIBURING -DPDD_LIBURING_VERSION='"$(shell pkg-config --modversion liburing)"'
 ENGINE_SRCS += src/engines/uring.c
-LDLIBS += -luring
+LDLIBS += $(URING_LIBS)
 endif
 ifeq ($(HAVE_SGUTILS),y)
 ALL_CFLAGS += -DHAVE_SGUTILS
 SCSI_SRCS = src/scsi.c
 ENGINE_SRCS += src/engines/sg.c
-LDLIBS += -lsgutils2
+LDLIBS += $(SGUTILS_LIBS)
 endif
 ifeq ($(HAVE_AIO),y)
-ALL_CFLAGS += -DHAVE_LIBAIO
+# libaio has neither a version call nor a .pc file: the version of the
+# package it was built from, where dpkg knows it
+AIO_VERSION := $(shell dpkg-query -W -f '$${source:Upstream-Version}' libaio-dev 2>/dev/null)
+ALL_CFLAGS += -DHAVE_LIBAIO $(if $(AIO_VERSION),-DPDD_LIBAIO_VERSION='"$(AIO_VERSION)"')
 ENGINE_SRCS += src/engines/aio.c
-LDLIBS += -laio
+LDLIBS += $(AIO_LIBS)
 endif
 
 # libmount (libmount-dev) reads /proc's mounts and swap areas for the
 # guard; a pdd built without it cannot tell what is mounted, so it refuses
 # every block-device output unless oflag=force, and its link says so.
 # make HAVE_LIBMOUNT= builds that pdd.
-HAVE_LIBMOUNT := $(shell pkg-config --exists mount 2>/dev/null && echo y)
 ifeq ($(HAVE_LIBMOUNT),y)
 ALL_CFLAGS += -DHAVE_LIBMOUNT $(shell pkg-config --cflags mount)
 GUARD_SRCS = src/guard-mount.c
-LDLIBS += $(shell pkg-config --libs mount)
+LDLIBS += $(LIBMOUNT_LIBS)
+else ifeq ($(STATIC),y)
+# the static pdd, where libmount has no archive: /proc read by pdd's own
+# guard-proc.c, which make unit tests against libmount's answers
+ALL_CFLAGS += -DHAVE_PROCMOUNTS
+GUARD_SRCS = src/guard-proc.c
 else
 no_libmount = @echo "pdd: libmount-dev not found: mount and swap checks are built without it" >&2
 endif
@@ -55,11 +113,10 @@ endif
 # that pdd, after make clean or in a build directory of its own (make -C
 # DIR -f Makefile HAVE_LIBNBD=, as tests/dev/nbd-servers.sh does): the
 # objects do not record how they were built.
-HAVE_LIBNBD := $(shell pkg-config --exists libnbd 2>/dev/null && echo y)
 ifeq ($(HAVE_LIBNBD),y)
 ALL_CFLAGS += -DHAVE_LIBNBD $(shell pkg-config --cflags libnbd)
 NBD_SRCS = src/nbd-side.c src/nbd-extents.c src/engines/nbd.c
-LDLIBS += $(shell pkg-config --libs libnbd)
+LDLIBS += $(LIBNBD_LIBS)
 else
 no_libnbd = @echo "pdd: libnbd-dev not found: NBD sides are built without it" >&2
 endif
@@ -68,12 +125,18 @@ endif
 # still built, says it is not available, and hash= is refused with a
 # message saying so.  make HAVE_LIBCRYPTO= builds that pdd (after make
 # clean, as for libnbd above).
-HAVE_LIBCRYPTO := $(shell pkg-config --exists libcrypto 2>/dev/null && echo y)
 ifeq ($(HAVE_LIBCRYPTO),y)
 ALL_CFLAGS += -DHAVE_LIBCRYPTO $(shell pkg-config --cflags libcrypto)
-LDLIBS += $(shell pkg-config --libs libcrypto)
+LDLIBS += $(LIBCRYPTO_LIBS)
 else
 no_libcrypto = @echo "pdd: libssl-dev not found: hash= is built without it" >&2
+endif
+
+# the static build says what it left out in its own words (make static)
+ifeq ($(STATIC),y)
+no_libmount =
+no_libnbd =
+no_libcrypto =
 endif
 
 ifeq ($(V),1)
@@ -87,18 +150,19 @@ endif
 SRCS = src/main.c src/args.c src/usage.c src/dev.c src/open.c src/plan.c src/copy.c src/coe.c src/copy-map.c src/copy-end.c src/copy-hash.c src/copy-report.c src/seq.c \
        src/stats.c src/json.c src/progress.c src/msg.c src/signals.c src/engine.c src/zero.c src/copy-sparse.c \
        src/map-extents.c src/map-text.c src/mapfile.c src/rescue.c src/rescue-range.c src/rescue-pass.c src/rescue-report.c src/verify.c src/verify-open.c src/verify-hash.c src/drive.c src/throttle.c src/guard.c src/guard-loop.c \
-       src/hash.c src/hash-log.c \
+       src/hash.c src/hash-log.c src/version.c \
        $(GUARD_SRCS) $(NBD_SRCS) $(SCSI_SRCS) $(ENGINE_SRCS)
 LIB_SRCS = $(filter-out src/main.c,$(SRCS))
 HDRS = $(wildcard include/*.h)
 
-UNIT_TESTS = args plan seq stats json progress map guard core zero hash $(if $(SCSI_SRCS),scsi)
+UNIT_TESTS = args plan seq stats json progress map guard core zero hash $(if $(SCSI_SRCS),scsi) \
+	$(if $(GUARD_SRCS),guard-proc)
 TOOLS = tests/tools/stamp tests/tools/noring tests/sgdouble/libsgdouble.so
 TOOLS += $(if $(shell pkg-config --exists fuse3 2>/dev/null && echo y),tests/faultfs/faultfs)
 
 .SECONDARY:
 
-.PHONY: all check demo install uninstall clean deps unit unit-san tsan asan-dev clang \
+.PHONY: all static check demo install uninstall clean deps unit unit-san tsan asan-dev clang \
 	dev-tests FORCE
 
 all: pdd
@@ -112,10 +176,31 @@ build/%.o: %.c $(HDRS)
 
 pdd: $(SRCS:%.c=build/%.o)
 	$(msg) LINK $@
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 	$(no_libmount)
 	$(no_libnbd)
 	$(no_libcrypto)
+
+# --- the static program, for rescue media ----------------------------------
+
+static:
+	$(Q)$(MAKE) --no-print-directory -f $(firstword $(MAKEFILE_LIST)) STATIC=y pdd-static
+
+ifeq ($(STATIC),y)
+build/static/%.o: %.c $(HDRS)
+	$(msg) CC $<
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# glibc warns that a static program calling dlopen (libcrypto, for its
+# engines and providers) needs the shared libraries at run time: pdd never
+# loads one, its digests are built into libcrypto
+pdd-static: $(SRCS:%.c=build/static/%.o)
+	$(msg) LINK $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -static -o $@ $^ $(LDLIBS)
+	@./$@ --version | sed -n 's/^\(lib[^:]*: not built.*\)/  $@: \1/p'
+	@echo "  $@: $$(stat -c %s $@) bytes"
+endif
 
 # --- dependencies from the distribution ------------------------------------
 
@@ -149,6 +234,19 @@ build/asan/test-%: tests/unit/test-%.c $(LIB_SRCS:%.c=build/asan/%.o)
 	$(msg) LINK $@
 	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all \
 		-o $@ $^ -lcmocka $(LDLIBS)
+
+# test-guard again, with the static pdd's reader of /proc (guard-proc.c)
+# in place of libmount's (guard-mount.c): the same made-up /proc, the
+# same answers
+GUARD_PROC_OBJS = build/src/guard-proc.o $(filter-out build/src/guard-mount.o,$(LIB_SRCS:%.c=build/%.o))
+build/test-guard-proc: tests/unit/test-guard.c $(GUARD_PROC_OBJS)
+	$(msg) LINK $@
+	$(Q)$(CC) $(ALL_CFLAGS) -DHAVE_PROCMOUNTS -o $@ $^ -lcmocka $(LDLIBS)
+
+build/asan/test-guard-proc: tests/unit/test-guard.c $(GUARD_PROC_OBJS:build/%=build/asan/%)
+	$(msg) LINK $@
+	$(Q)$(CC) $(ALL_CFLAGS) -DHAVE_PROCMOUNTS -fsanitize=address,undefined \
+		-fno-sanitize-recover=all -o $@ $^ -lcmocka $(LDLIBS)
 
 # test-core runs the copy core against a fake engine, which lives in files
 # of its own: the rules above link test-%.c alone
@@ -207,7 +305,7 @@ unit: $(UNIT_TESTS:%=build/test-%)
 unit-san: $(UNIT_TESTS:%=build/asan/test-%)
 	$(Q)for t in $^; do ASAN_OPTIONS=detect_leaks=1 $$t || exit 1; done
 
-clang: $(SRCS:%.c=build/clang/%.o)
+clang: $(SRCS:%.c=build/clang/%.o) build/clang/src/guard-proc.o
 	@echo "  clang: no warnings"
 
 tsan: build/tsan/pdd build/tsan/test-hash $(TOOLS)
@@ -240,13 +338,19 @@ demo: deps
 
 # --- install ---------------------------------------------------------------
 
+# the completion goes where bash-completion looks for it by the command's
+# name when it is first completed
+COMPDIR = $(PREFIX)/share/bash-completion/completions
+
 install: pdd
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(COMPDIR)
 	install -m 755 pdd $(DESTDIR)$(PREFIX)/bin/pdd
 	install -m 644 man/pdd.1 $(DESTDIR)$(PREFIX)/share/man/man1/pdd.1
+	install -m 644 completion/pdd $(DESTDIR)$(COMPDIR)/pdd
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/pdd $(DESTDIR)$(PREFIX)/share/man/man1/pdd.1
+	rm -f $(DESTDIR)$(PREFIX)/bin/pdd $(DESTDIR)$(PREFIX)/share/man/man1/pdd.1 \
+		$(DESTDIR)$(COMPDIR)/pdd
 
 clean:
-	rm -rf build pdd $(TOOLS)
+	rm -rf build pdd pdd-static $(TOOLS)

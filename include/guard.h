@@ -2,7 +2,8 @@
 /*
  * What guard.c, guard-loop.c and guard-mount.c share: guard.c reads sysfs
  * and checks a device for mounts, swap and holders; guard-mount.c reads
- * the mounts and swap areas in /proc through libmount; guard-loop.c knows
+ * the mounts and swap areas in /proc through libmount (guard-proc.c
+ * without it, in the static pdd); guard-loop.c knows
  * loop devices, what each is over and which are over the output.
  * Internal to the three; pdd.h has what the rest of pdd calls.
  */
@@ -34,9 +35,10 @@ bool guard_parse_devnum(const char *s, dev_t *dev);
 void guard_node_name(dev_t dev, const char *rel, char *buf, size_t len);
 int guard_check_block(dev_t dev, const char *who, bool force);
 
-/* guard-mount.c: 1 and the first mount point in where if dev is mounted;
- * 1 if it is active swap; else 0, or -errno */
-#ifdef HAVE_LIBMOUNT
+/* guard-mount.c (or guard-proc.c in the static pdd): 1 and the first
+ * mount point in where if dev is mounted; 1 if it is active swap; else 0,
+ * or -errno */
+#if defined(HAVE_LIBMOUNT) || defined(HAVE_PROCMOUNTS)
 int guard_mounted_on(dev_t dev, char *where, size_t len);
 int guard_is_swap(dev_t dev);
 #else

@@ -289,6 +289,8 @@ struct pdd_result {
 int pdd_parse_num(const char *s, uint64_t *out);
 int pdd_parse_args(int argc, char **argv, struct pdd_opts *o);
 void pdd_usage(FILE *f);
+/* version.c: --version, with the engines and each library's version */
+void pdd_version(FILE *f);
 
 /* dev.c: what a side is and its geometry */
 struct stat;

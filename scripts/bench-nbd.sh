@@ -68,7 +68,7 @@ for c in nbdkit nbdcopy cmp awk bc; do
 done
 [[ -x /usr/bin/time ]] || die "/usr/bin/time missing (package time)"
 [[ -x $PDD ]] || die "no pdd at '$PDD' (run make)"
-"$PDD" --version | grep -q nbd || die "'$PDD' is built without libnbd"
+"$PDD" --version | grep -q '^engines:.* nbd' || die "'$PDD' is built without libnbd"
 PDD=$(realpath "$PDD")
 [[ -z $PDD_BASE ]] || { [[ -x $PDD_BASE ]] || die "no pdd at PDD_BASE='$PDD_BASE'"; PDD_BASE=$(realpath "$PDD_BASE"); }
 

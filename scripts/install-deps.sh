@@ -43,6 +43,10 @@ need_pkg gddrescue	have_cmd ddrescue
 need_pkg dc3dd		have_cmd dc3dd
 need_pkg time		test -x /usr/bin/time
 need_pkg tmux		have_cmd tmux
+need_pkg bash-completion	test -r /usr/share/bash-completion/bash_completion
+need_pkg dpkg-dev	have_cmd dpkg-buildpackage
+need_pkg debhelper	have_cmd dh
+need_pkg lintian		have_cmd lintian
 need_pkg python3		have_cmd python3
 
 if [ -z "$missing" ]; then

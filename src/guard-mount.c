@@ -3,8 +3,10 @@
  * Mounts and swap, for guard.c: <root>/proc/self/mountinfo and
  * <root>/proc/swaps as util-linux's libmount reads them, so that pdd
  * parses them the way mount(8) and swapon(8) do, octal escapes (\040 for
- * a space) undone.  Built only with libmount; without it guard.h's stubs
- * answer -ENOTSUP and guard.c refuses what it cannot check.
+ * a space) undone.  Built only with libmount; the static pdd, where
+ * libmount has no archive, has guard-proc.c instead, and any other pdd
+ * without libmount guard.h's stubs, which answer -ENOTSUP: guard.c
+ * refuses what it cannot check.
  *
  * A line libmount cannot parse ends the check with -EBADMSG, which
  * refuses the output: libmount's own default is to skip such a line, but

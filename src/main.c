@@ -254,14 +254,7 @@ int main(int argc, char **argv)
 		return pdd_stdout_close(PDD_EXIT_OK, false);
 	}
 	if (o.version) {
-		char names[128];
-
-		pdd_engine_names(names, sizeof(names));
-		printf("pdd %s\nengines: %s\n", PDD_VERSION, names);
-		/* hash= needs libcrypto: say whether it is there */
-		printf("hashes: %s\n", pdd_hash_available() ?
-		       "md5, sha1, sha256, sha512, sha3-256, blake2b512 (libcrypto)" :
-		       "none (built without libcrypto)");
+		pdd_version(stdout);
 		return pdd_stdout_close(PDD_EXIT_OK, false);
 	}
 	pdd_verbose = o.verbose;

@@ -55,6 +55,24 @@ pdd --help >"$T/help" || fail "--help exit status"
 head -1 "$T/help" | grep -qx "Usage: pdd \[OPERAND\]... \[OPTION\]..." || fail "--help first line"
 [ "$(pdd --version | head -1)" = "pdd 0.1.0" ] || fail "--version"
 pdd --version | grep -qx "engines: auto, .*threads\(, sg\)\?\(, nbd\)\?" || fail "--version engines line"
+# then each library: the version of the one linked, or "not built"
+"$PDD" --version >"$T/ver"
+[ "$(sed -n '4,$s/:.*//p' "$T/ver" | tr '\n' ' ')" = "liburing libaio libsgutils2 libcrypto libmount libnbd " ] ||
+	fail "--version libraries: $(cat "$T/ver")"
+lib_line() {	# lib_line NAME ENGINE-OR-EMPTY VERSION-RE
+	if [ -n "$2" ] && ! grep -q "^engines: .*\b$2\b" "$T/ver"; then
+		grep -qx "$1: not built" "$T/ver" || fail "--version: $1 without its engine: $(grep "^$1:" "$T/ver")"
+	elif ! grep -q "^$1: not built" "$T/ver"; then
+		grep -qxE "$1: $3" "$T/ver" || fail "--version: $(grep "^$1:" "$T/ver"), expected $1: $3"
+	fi
+}
+pcv() { pkg-config --modversion "$1" 2>/dev/null | sed 's/\./\\./g'; }
+lib_line liburing uring "$(pcv liburing)"
+lib_line libaio aio "$(dpkg-query -W -f '${source:Upstream-Version}' libaio-dev 2>/dev/null | sed 's/\./\\./g')"
+lib_line libsgutils2 sg '[0-9]+\.[0-9]+ [0-9]{8}'
+lib_line libcrypto "" "OpenSSL $(pcv libcrypto) .*"
+lib_line libmount "" "$(pcv mount)"
+lib_line libnbd nbd "$(pcv libnbd)"
 
 # a missing input: 50 + ENOENT
 run_pdd if="$T/none" of="$T/new"

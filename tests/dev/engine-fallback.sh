@@ -8,7 +8,7 @@
 [ "${PDD_ENGINE:-auto}" = auto ] || [ "$PDD_ENGINE" = uring ] || skip "tests the choice, not engine $PDD_ENGINE"
 eng=()	# this test chooses the engine itself
 NORING=$top/tests/tools/noring
-"$PDD" --version | grep -q 'uring' || skip "this pdd is built without io_uring"
+"$PDD" --version | grep -q '^engines:.* uring' || skip "this pdd is built without io_uring"
 
 head -c 8000000 /dev/urandom >"$T/in"	# 123 transfers: more than qd
 for e in EPERM ENOSYS; do

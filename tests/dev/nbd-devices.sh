@@ -8,7 +8,7 @@
 # bytes equal what nbdcopy writes from the same device.
 . "$(dirname "$0")/../lib.sh"
 requires_root
-"$PDD" --version | grep -q 'nbd' || skip "this pdd is built without libnbd"
+"$PDD" --version | grep -q '^engines:.* nbd' || skip "this pdd is built without libnbd"
 command -v nbdkit >/dev/null || skip "no nbdkit (package nbdkit)"
 command -v nbdcopy >/dev/null || skip "no nbdcopy (package libnbd-bin)"
 

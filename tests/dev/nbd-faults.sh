@@ -13,7 +13,7 @@
 # lines and status.
 # engines: uring
 . "$(dirname "$0")/../lib.sh"
-"$PDD" --version | grep -q 'nbd' || skip "this pdd is built without libnbd"
+"$PDD" --version | grep -q '^engines:.* nbd' || skip "this pdd is built without libnbd"
 command -v nbdkit >/dev/null || skip "no nbdkit (package nbdkit)"
 for f in delay error ddrescue; do
 	nbdkit --filter="$f" null --version >/dev/null 2>&1 || skip "no nbdkit $f filter"

@@ -25,7 +25,7 @@
 #    a URI with status 50 and does not list nbd in --version.
 # engines: uring
 . "$(dirname "$0")/../lib.sh"
-"$PDD" --version | grep -q 'nbd' || skip "this pdd is built without libnbd"
+"$PDD" --version | grep -q '^engines:.* nbd' || skip "this pdd is built without libnbd"
 for t in nbdkit nbdcopy nbdinfo qemu-nbd qemu-img psktool certtool python3; do
 	command -v $t >/dev/null || skip "no $t (scripts/install-deps.sh installs it)"
 done
@@ -432,7 +432,8 @@ grep -qx "pdd: libnbd-dev not found: NBD sides are built without it" "$T/make.lo
 	{ cat "$T/make.log"; fail "the build without libnbd did not say so"; }
 nolib=$T/nolib/pdd
 "$nolib" --version >"$T/ver" || fail "pdd --version without libnbd"
-grep -q '^engines: ' "$T/ver" && ! grep -q 'nbd' "$T/ver" || fail "pdd without libnbd lists nbd: $(cat "$T/ver")"
+grep -q '^engines: ' "$T/ver" && ! grep -q '^engines:.*nbd' "$T/ver" || fail "pdd without libnbd lists nbd: $(cat "$T/ver")"
+grep -qx 'libnbd: not built' "$T/ver" || fail "pdd without libnbd does not say so: $(cat "$T/ver")"
 rm -f "$T/out"
 rc=0
 "$nolib" if="$v" of="$T/out" 2>"$T/err" || rc=$?

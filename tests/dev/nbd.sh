@@ -7,7 +7,7 @@
 # started with a pid file and stopped by that pid.
 # engines: uring
 . "$(dirname "$0")/../lib.sh"
-"$PDD" --version | grep -q 'nbd' || skip "this pdd is built without libnbd"
+"$PDD" --version | grep -q '^engines:.* nbd' || skip "this pdd is built without libnbd"
 command -v nbdkit >/dev/null || skip "no nbdkit (package nbdkit)"
 command -v nbdcopy >/dev/null || skip "no nbdcopy (package libnbd-bin)"
 

@@ -18,7 +18,7 @@
 # Servers on Unix sockets in the test's own directory, stopped by pid.
 # engines: uring
 . "$(dirname "$0")/../lib.sh"
-"$PDD" --version | grep -q 'nbd' || skip "this pdd is built without libnbd"
+"$PDD" --version | grep -q '^engines:.* nbd' || skip "this pdd is built without libnbd"
 for t in nbdkit nbdcopy nbdinfo qemu-nbd; do
 	command -v $t >/dev/null || skip "no $t (scripts/install-deps.sh installs it)"
 done

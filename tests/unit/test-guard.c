@@ -29,8 +29,9 @@
 
 #define MiB (1024ULL * 1024)
 
-#ifdef HAVE_LIBMOUNT
-#define HAVE_MOUNTS true	/* guard-mount.c reads /proc through libmount */
+#if defined(HAVE_LIBMOUNT) || defined(HAVE_PROCMOUNTS)
+#define HAVE_MOUNTS true	/* guard-mount.c reads /proc through libmount,
+				 * or guard-proc.c (build/test-guard-proc) */
 #else
 #define HAVE_MOUNTS false
 #endif
@@ -374,6 +375,24 @@ static void test_bad_mountinfo(void **state)
 	assert_int_equal(guard_disk(PDD_F_FORCE), -EIO);
 	assert_string_equal(captured(), msg(fmt, root, disk, "Input/output error"));
 	assert_int_equal(rmdir(path), 0);
+}
+
+/* a bad last line with no newline after it, which the kernel never
+ * leaves off, is passed over (libmount's way, and guard-proc.c's) */
+static void test_unended_last_line(void **state)
+{
+	char path[512];
+	FILE *f;
+
+	(void)state;
+	needs_block();
+	snprintf(path, sizeof(path), "%s/proc/self/mountinfo", root);
+	f = fopen(path, "a");
+	assert_non_null(f);
+	fputs("40 27 240:0 / /a rw", f);
+	fclose(f);
+	assert_int_equal(guard_disk(0), 0);
+	assert_string_equal(captured(), "");
 }
 
 static void test_bad_swaps(void **state)
@@ -943,6 +962,7 @@ int main(void)
 		T(test_partition_output),
 		T(test_no_mountinfo),
 		T(test_bad_mountinfo),
+		T(test_unended_last_line),
 		T(test_bad_swaps),
 		T(test_escaped_and_deleted),
 		T(test_without_libmount),
