@@ -86,6 +86,8 @@ Run as root from the repository root.  Settings are environment variables:
                        COPY_MIB_SMALL=32 (each still overridable)
   OUT=DIR              results folder (default results/bench-DATE-TIME)
   PDD=./pdd            pdd binary
+  RATE=1               then the pairs with a disk's rate (cgroup blkio limits
+                       and faultfs rate=): scripts/bench-rate.sh, into OUT/rate
   PDD_BASE=PATH        another pdd (an earlier build, to compare before and
                        after): its engines run too, interleaved with pdd's,
                        as rows base-ENGINE
@@ -556,3 +558,11 @@ awk -F, 'NR > 1 { print }' "$SUM_CSV" | {
 }
 echo "(MiB/s and CPU: medians; RSS: maximum; fio = concurrent read+write ceiling, smaller bandwidth)"
 echo "results: $OUT"
+
+# --- devices with a disk's rate ----------------------------------------------
+# RATE=1: the throttled pairs (cgroup blkio limits, faultfs rate=) and the
+# jitter sweep of scripts/bench-rate.sh, into OUT/rate, with the same
+# RUNS and pdd
+if [[ ${RATE:-0} == 1 ]]; then
+	OUT=$OUT/rate RUNS=$RUNS PDD=$PDD "$(dirname "$0")/bench-rate.sh"
+fi

@@ -72,6 +72,10 @@ void core_hash_turn(struct core *c, double now)
 		c->r->hash_wait += now - c->hash_turn_t;
 	c->hash_turn_t = now;
 	c->hash_blocked = false;
+	/* nothing rings until core_hash_fd() says what this turn waits for:
+	 * the last turn's want, met already (it woke the loop), would ring
+	 * for every entry finished while this turn issues its requests */
+	pdd_hash_want(c->r->hash, UINT64_MAX);
 	pdd_hash_ack(c->r->hash);
 }
 
