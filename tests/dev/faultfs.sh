@@ -8,7 +8,8 @@
 # which is why nomerges=2.  Write faults leave the backing file as it was,
 # fsync=1 fails fsync, delay_us= slows every request, slow= the requests
 # in its ranges and bad_delay_us= the failing reads, rate= serves one
-# request at a time at that rate (write_rate= for writes), flaky= ranges fail N
+# request at a time at that rate (write_rate= for writes, slow_rate= in
+# its areas), flaky= ranges fail N
 # reads and then read (GNU ddrescue -r 2 rescues those that fail fewer
 # times than it tries), the control file
 # changes the faults while mounted and counts requests and bytes,
@@ -278,6 +279,16 @@ timed dd if="$T/rsrc" of="$L" oflag=direct conv=notrunc bs=1M skip=2 seek=2 coun
 echo "write_rate=2097152: 1 MiB write in $us us" >&2
 [ "$us" -ge 500000 ] || fail "1 MiB write at 2 MiB/s took $us us"
 cmp -n 1048576 -i 2097152:2097152 "$T/rsrc" "$T/back" || fail "the write at a rate did not reach the backing file"
+# slow_rate=: an area of the disk served slower than the rest
+ctl "rate=67108864 slow_rate=1048576-2097152:4194304 reset"
+expect_first "read= write= fsync=0 delay_us=0 rate=67108864 slow_rate=1048576-2097152:4194304"
+timed rd "$L" 1048576 1 || fail "a read in a slow_rate= area failed"
+echo "slow_rate=...:4194304: 1 MiB read in $us us" >&2
+[ "$us" -ge 250000 ] || fail "1 MiB read at 4 MiB/s in a slow_rate= area took $us us"
+timed rd "$L" 1048576 3 || fail "a read out of the slow_rate= area failed"
+echo "rate=67108864: 1 MiB read in $us us" >&2
+[ "$us" -lt 200000 ] || fail "1 MiB read at 64 MiB/s took $us us"
+echo "slow_rate=1-2" >"$M/control" 2>/dev/null && fail "control took slow_rate= without a rate"
 echo "rate=x" >"$M/control" 2>/dev/null && fail "control took a rate that is no number"
 echo "rate=100000000001" >"$M/control" 2>/dev/null && fail "control took a rate over 100 GB/s"
 ctl ""

@@ -13,7 +13,7 @@
  *
  *   read=A-B,... write=A-B,... fsync=0|1 delay_us=N [fallocate=1]
  *     [lose=A-B,...] [slow=A-B:US,...] [flaky=A-B:N,...] [bad_delay_us=N]
- *     [jitter_us=N] [rate=N] [write_rate=N]
+ *     [jitter_us=N] [rate=N] [write_rate=N] [slow_rate=A-B:N,...]
  *   reads=N writes=N failed_reads=N failed_writes=N fsyncs=N failed_fsyncs=N
  *     read_bytes=N written_bytes=N fallocates=N failed_fallocates=N
  *     fallocated_bytes=N
@@ -55,6 +55,10 @@
  *                       delays and the real I/O included; requests in
  *                       flight wait their turn
  *   write_rate=N        the same for writes, where it differs from rate=
+ *   slow_rate=A-B:N[,...]  a read or write that meets [A, B) is served at
+ *                       N bytes per second where that is slower (one at
+ *                       a time, as rate=, also without rate=): areas of a
+ *                       disk that are slower than the rest
  *   fallocate=1         fallocate(2) of disk is done on BACKING (a range
  *                       that overlaps write= fails with EIO, as a write);
  *                       0, the default, refuses it with EOPNOTSUPP, as a
@@ -249,7 +253,7 @@ static int ff_read(const char *path, char *buf, size_t size, off_t off,
 	if (!is(path, "/disk"))
 		return -EBADF;
 	atomic_fetch_add(&n_reads, 1);
-	faults_turn_begin(&turn, 0, size);
+	faults_turn_begin(&turn, 0, off, size);
 	if (faults_request(0, off, size)) {
 		atomic_fetch_add(&n_bad_reads, 1);
 		faults_turn_end(&turn);
@@ -333,7 +337,7 @@ static int ff_write(const char *path, const char *buf, size_t size, off_t off,
 	if (!is(path, "/disk"))
 		return -EBADF;
 	atomic_fetch_add(&n_writes, 1);
-	faults_turn_begin(&turn, 1, size);
+	faults_turn_begin(&turn, 1, off, size);
 	r = write_disk(buf, size, off, &done, &failed);
 	faults_turn_end(&turn);
 	if (failed)
@@ -417,6 +421,7 @@ static void usage(void)
 			" [fsync=0|1] [delay_us=N]\n"
 			"               [fallocate=0|1] [lose=A-B,...] [slow=A-B:US,...] [flaky=A-B:N,...]\n"
 			"               [bad_delay_us=N] [jitter_us=N] [rate=N] [write_rate=N]\n"
+			"               [slow_rate=A-B:N,...]\n"
 			"               [FUSE-OPTION...]\n");
 	exit(2);
 }

@@ -21,8 +21,8 @@
 struct range { uint64_t lo, hi, v; };
 
 struct faults {
-	struct range rd[MAXR], wr[MAXR], lose[MAXR], slow[MAXR], flaky[MAXR];
-	int nrd, nwr, nlose, nslow, nflaky, fsync, fallocate;
+	struct range rd[MAXR], wr[MAXR], lose[MAXR], slow[MAXR], flaky[MAXR], srate[MAXR];
+	int nrd, nwr, nlose, nslow, nflaky, nsrate, fsync, fallocate;
 	uint64_t delay_us, bad_delay_us, jitter_us;
 	uint64_t rate, write_rate;	/* bytes per second, 0: as fast as it goes */
 };
@@ -99,6 +99,8 @@ static int parse(char *line, struct faults *f, int *reset)
 			r = ranges(tok + 5, f->slow, &f->nslow, MAX_US);
 		else if (!strncmp(tok, "flaky=", 6))
 			r = ranges(tok + 6, f->flaky, &f->nflaky, MAX_FLAKY);
+		else if (!strncmp(tok, "slow_rate=", 10))
+			r = ranges(tok + 10, f->srate, &f->nsrate, MAX_RATE);
 		else if ((r = value(tok, "fsync", 1, &v)) <= 0)
 			f->fsync = (int)v;
 		else if ((r = value(tok, "fallocate", 1, &v)) <= 0)
@@ -173,6 +175,8 @@ void faults_show(FILE *o)
 		fprintf(o, " rate=%" PRIu64, cur.rate);
 	if (cur.write_rate)
 		fprintf(o, " write_rate=%" PRIu64, cur.write_rate);
+	if (cur.nsrate)
+		put_ranges(o, " slow_rate", cur.srate, cur.nsrate, 1);
 	fputc('\n', o);
 	pthread_mutex_unlock(&lock);
 }
@@ -226,12 +230,17 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-void faults_turn_begin(struct faults_turn *t, int write, size_t size)
+void faults_turn_begin(struct faults_turn *t, int write, off_t off, size_t size)
 {
-	uint64_t rate;
+	uint64_t rate, lo = (uint64_t)off, hi = lo + size;
 
 	pthread_mutex_lock(&lock);
 	rate = write && cur.write_rate ? cur.write_rate : cur.rate;
+	/* the slowest slow_rate= area the request meets, where slower */
+	for (int i = 0; i < cur.nsrate; i++)
+		if (overlaps(&cur.srate[i], lo, hi) && cur.srate[i].v &&
+		    (!rate || cur.srate[i].v < rate))
+			rate = cur.srate[i].v;
 	pthread_mutex_unlock(&lock);
 	t->held = rate != 0;
 	if (!t->held)

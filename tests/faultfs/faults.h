@@ -27,15 +27,16 @@ void faults_show(FILE *o);
  * of each flaky= range it overlaps that has some left. */
 int faults_request(int write, off_t off, size_t size);
 
-/* rate= and write_rate=: a read or write of disk of size bytes is a turn
- * of the one request served at a time, from faults_turn_begin() to
- * faults_turn_end(), which returns no sooner than size / rate seconds
- * after the turn began.  Without a rate both do nothing. */
+/* rate=, write_rate= and slow_rate=: a read or write of disk of size
+ * bytes at off is a turn of the one request served at a time, from
+ * faults_turn_begin() to faults_turn_end(), which returns no sooner than
+ * size / rate seconds after the turn began (the rate of a slow_rate= area
+ * it meets where that is slower).  Without a rate both do nothing. */
 struct faults_turn {
 	int held;		/* the turn holds the lock */
 	uint64_t end_ns;	/* CLOCK_MONOTONIC time it ends at the earliest */
 };
-void faults_turn_begin(struct faults_turn *t, int write, size_t size);
+void faults_turn_begin(struct faults_turn *t, int write, off_t off, size_t size);
 void faults_turn_end(struct faults_turn *t);
 
 /* fsync=1, fallocate=1 */
