@@ -148,6 +148,7 @@ struct pdd_engine {
 	void *const *bufs;		/* the core's transfer buffers */
 	unsigned int nbufs;		/* how many */
 	size_t buf_len;			/* bytes in each */
+	bool reads_alone;		/* merge no reads (pdd_plan.reads_alone) */
 	uint64_t recovered;		/* errors the device recovered itself */
 	void *priv;			/* the engine's own state */
 };

@@ -186,6 +186,10 @@ struct pdd_plan {
 	unsigned int depth;		/* transfers in flight */
 	size_t sparse;			/* sparse=: grain of zero runs, 0: none */
 	unsigned int threads;		/* worker threads of a threaded side */
+	bool reads_alone;		/* coe=1, rescue=1: each read moved by
+					 * itself, never merged with the next
+					 * (threads), so that a failing block
+					 * is read as often as planned */
 	size_t buf_align;		/* buffer address alignment */
 	size_t buf_len;			/* bytes in each buffer: a transfer, or
 					 * the whole copy when that is less */
@@ -300,9 +304,14 @@ void pdd_dev_measure_file(struct pdd_dev *d, const struct stat *st);
 int pdd_dev_skip_stream(struct pdd_dev *d, uint64_t bytes);
 int pdd_dev_flush(struct pdd_dev *d);
 
-/* Is I/O through fd throttled by this process's cgroup (blkio or io.max,
- * on the whole disk fd's device or file system lies on)?  throttle.c */
-bool pdd_throttled(int fd);
+/* Are reads (writes, for an output) through fd throttled by this
+ * process's cgroup (blkio or io.max, on the whole disk fd's device or
+ * file system lies on)?  throttle.c */
+bool pdd_throttled(int fd, bool output);
+
+/* The kernel's \ooo escapes in /proc's mount tables undone in s, in
+ * place (throttle.c). */
+void pdd_unescape(char *s);
 const char *pdd_kind_name(enum pdd_kind k);
 const char *pdd_kind_word(enum pdd_kind k);
 int pdd_dev_pick_fd(const struct pdd_dev *d, uint64_t off, size_t len,

@@ -52,7 +52,8 @@ int pdd_drive_start(struct pdd_drive *d, const struct pdd_plan *p,
 		pdd_signals_block(true, &old);
 		err = pdd_engine_start(&d->eng[k], p->ops[k], &(struct pdd_engine){
 			.dev = side[k], .threads = threads[k], .depth = depth,
-			.bufs = bufs, .nbufs = nbufs, .buf_len = p->buf_len });
+			.bufs = bufs, .nbufs = nbufs, .buf_len = p->buf_len,
+			.reads_alone = p->reads_alone });
 		pdd_signals_block(false, &old);
 		if (err) {
 			d->eng[k].ops = NULL;

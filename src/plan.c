@@ -367,6 +367,7 @@ int pdd_plan_make(const struct pdd_opts *o, const struct pdd_dev *in,
 	if (err)
 		return err;	/* engine.c said why */
 	p->depth = pick_depth(o, p, in);
+	p->reads_alone = o->coe || o->rescue;
 	p->threads = 1;
 	if (threaded(p))
 		p->threads = o->threads < p->depth ? o->threads : p->depth;

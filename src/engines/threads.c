@@ -18,8 +18,12 @@
  * merges what an asynchronous engine submits in a batch: at 4 KiB a
  * system call and a trip through the device per transfer is what limited
  * this engine.  Each request still gets its own result: when the merged
- * call fails or comes up short, the requests it did not cover are done
- * again one by one, so that an error names its own block.
+ * call fails or comes up short, the first request it did not cover is
+ * done again by itself, and the rest go back to the head of the queue,
+ * each to be moved alone, where any worker (or a stop) takes them, so
+ * that an error names its own block.  Under coe=1 and rescue=1 reads are
+ * never merged: a failing block is read as often as they plan, not once
+ * more inside a merged read.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -47,6 +51,10 @@ struct threads_priv {
 	bool polled;			/* it is about to: ring efd at the next
 					 * completion */
 	bool rung;			/* efd has a count to take */
+	bool reads_alone;		/* merge no reads (coe=1, rescue=1) */
+	struct pdd_req *alone;		/* requests put back after a merged call
+					 * failed, at the head of todo: moved by
+					 * themselves up to and with this one */
 	unsigned int nthreads;		/* workers started */
 	pthread_t *tids;		/* their ids */
 };
@@ -92,7 +100,12 @@ static unsigned int take_run(struct threads_priv *t, struct pdd_req **run)
 	unsigned int n = 1;
 
 	run[0] = rq;
-	if (!rq->positional || rq->op == PDD_OP_ZERO)
+	if (t->alone) {		/* put back after a merged call failed */
+		if (rq == t->alone)
+			t->alone = NULL;
+		return 1;
+	}
+	if (!rq->positional || rq->op == PDD_OP_ZERO || (rq->op == PDD_OP_READ && t->reads_alone))
 		return 1;
 	while (n < MERGE_MAX && (nx = t->todo.head) && nx->op == rq->op && nx->fd == rq->fd &&
 	       nx->positional && nx->off == run[n - 1]->off + run[n - 1]->len &&
@@ -103,8 +116,10 @@ static unsigned int take_run(struct threads_priv *t, struct pdd_req **run)
 	return n;
 }
 
-/* Do the n requests of run[], contiguous, in one call where n > 1. */
-static void do_run(struct pdd_req **run, unsigned int n)
+/* Do the n requests of run[], contiguous, in one call where n > 1: how
+ * many of them are done.  Those the call did not cover but the first are
+ * not: the caller puts them back. */
+static unsigned int do_run(struct pdd_req **run, unsigned int n)
 {
 	struct iovec iov[MERGE_MAX];
 	unsigned int i = 0;
@@ -118,22 +133,24 @@ static void do_run(struct pdd_req **run, unsigned int n)
 			      preadv(run[0]->fd, iov, (int)n, (off_t)run[0]->off) :
 			      pwritev(run[0]->fd, iov, (int)n, (off_t)run[0]->off);
 		} while (got < 0 && errno == EINTR);
-		/* whole requests done; an error is found again below, by the
-		 * request it belongs to */
 		for (; i < n && got >= (ssize_t)run[i]->len; i++) {
 			run[i]->res = (ssize_t)run[i]->len;
 			got -= (ssize_t)run[i]->len;
 		}
+		if (i == n)
+			return n;
 	}
-	for (; i < n; i++)
-		run[i]->res = do_io(run[i]);
+	/* short or failed: the first not covered, by itself, finds out
+	 * what its own result is (a short read's end, its own error) */
+	run[i]->res = do_io(run[i]);
+	return i + 1;
 }
 
 static void *worker(void *arg)
 {
 	struct threads_priv *t = arg;
 	struct pdd_req *run[MERGE_MAX];
-	unsigned int n;
+	unsigned int n, done;
 
 	pthread_mutex_lock(&t->lock);
 	for (;;) {
@@ -144,11 +161,20 @@ static void *worker(void *arg)
 		n = take_run(t, run);
 		pthread_mutex_unlock(&t->lock);
 
-		do_run(run, n);
+		done = do_run(run, n);
 
 		pthread_mutex_lock(&t->lock);
-		for (unsigned int i = 0; i < n; i++)
+		for (unsigned int i = 0; i < done; i++)
 			pdd_reqq_push(&t->done, run[i]);
+		if (done < n) {
+			/* back to the head of the queue, in order, each to be
+			 * moved by itself; a stop may cancel them there */
+			if (!t->alone)
+				t->alone = run[n - 1];
+			for (unsigned int i = n; i-- > done;)
+				pdd_reqq_unpop(&t->todo, run[i]);
+			pthread_cond_broadcast(&t->work);
+		}
 		pthread_cond_signal(&t->done_cv);
 		if (t->polled)
 			ring(t);
@@ -204,6 +230,7 @@ static int threads_init(struct pdd_engine *e)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&t->done_cv, &ca);
 	pthread_condattr_destroy(&ca);
+	t->reads_alone = e->reads_alone;
 	e->priv = t;
 	for (unsigned int i = 0; i < e->threads; i++) {
 		err = pthread_create(&t->tids[i], NULL, worker, t);
@@ -292,6 +319,7 @@ static unsigned int threads_cancel(struct pdd_engine *e)
 	unsigned int n = 0;
 
 	pthread_mutex_lock(&t->lock);
+	t->alone = NULL;
 	while ((rq = pdd_reqq_pop(&t->todo))) {
 		rq->res = -ECANCELED;
 		pdd_reqq_push(&t->done, rq);

@@ -38,19 +38,27 @@ for lbs in 512 4096; do
 	expect_err "$nblk+0 records out"
 	cmp -s "$T/want" "$T/out" || fail "coe output is not the source with exactly the bad blocks zeroed"
 
-	# one block per transfer: the threads engine merges runs of them into
-	# one call (faultfs sees fewer reads than blocks), and the blocks the
-	# bad ones are merged with are done again one by one
+	# one block per transfer: under coe=1 each bad block is read once,
+	# by itself (the threads engine merges no reads there); without coe
+	# the threads engine merges runs of them into one call (faultfs sees
+	# fewer reads than blocks), and the copy stops at the first bad block
+	ctlval() { tail -1 "$T/mnt$lbs/control" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 	rm -f "$T/out"
 	echo "$bad reset" >"$T/mnt$lbs/control"
 	run_pdd if="$dev" of="$T/out" coe=1 bpt=1
 	expect_rc 3
 	expect_err "pdd: 8 unreadable blocks of $lbs bytes written as zeros, LBA 100 to 1503"
 	cmp -s "$T/want" "$T/out" || fail "coe output at bpt=1 is not the source with exactly the bad blocks zeroed"
-	reads=$(tail -1 "$T/mnt$lbs/control" | tr ' ' '\n' | sed -n 's/^reads=//p')
-	echo "bpt=1: $reads reads of the device for $nblk blocks" >&2
-	if [ "${PDD_ENGINE:-}" = threads ] && [ "$reads" -ge "$nblk" ]; then
-		fail "the threads engine read $reads times for $nblk blocks: nothing merged"
+	[ "$(ctlval failed_reads)" = 8 ] || fail "coe=1 bpt=1 read the 8 bad blocks $(ctlval failed_reads) times"
+	rm -f "$T/out"
+	echo "$bad reset" >"$T/mnt$lbs/control"
+	run_pdd if="$dev" of="$T/out" bpt=1
+	expect_rc 3
+	expect_err "pdd: error reading '$dev' at block 100: Input/output error"
+	cmp -s -n $((100 * lbs)) "$T/back$lbs" "$T/out" || fail "the blocks before the bad one differ (bpt=1)"
+	echo "bpt=1: $(ctlval reads) reads of the device up to block 100" >&2
+	if [ "${PDD_ENGINE:-}" = threads ] && [ "$(ctlval reads)" -ge 100 ]; then
+		fail "the threads engine read $(ctlval reads) times for 100 blocks: nothing merged"
 	fi
 
 	# ddrescue on the same device finds the same blocks
