@@ -32,23 +32,6 @@ static bool is_node_of(const char *path, dev_t dev)
 	return stat(path, &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == dev;
 }
 
-/* Undo the kernel's \ooo escapes in s, in place. */
-static void unescape(char *s)
-{
-	char *d = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*d++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
-			s += 3;
-		} else {
-			*d++ = *s;
-		}
-	}
-	*d = '\0';
-}
-
 /*
  * One line of mountinfo: "ID PARENT MAJ:MIN ROOT TARGET OPTIONS
  * [OPTIONAL...] - FSTYPE SOURCE SUPEROPTIONS".  1 and the target in where
@@ -78,10 +61,10 @@ static int mount_line(char *line, dev_t dev, char *where, size_t len)
 		return -EBADMSG;
 	src++;
 	src[strcspn(src, " ")] = '\0';
-	unescape(src);
+	pdd_unescape(src);
 	if (makedev(maj, min) != dev && (strncmp(src, "/dev/", 5) || !is_node_of(src, dev)))
 		return 0;
-	unescape(target);
+	pdd_unescape(target);
 	if (where)
 		snprintf(where, len, "%s", target);
 	return 1;
@@ -97,7 +80,7 @@ static int swap_line(char *line, dev_t dev)
 
 	if (sscanf(line, "%4127s %31s %ju %ju %d", path, type, &size, &used, &prio) != 5)
 		return -EBADMSG;
-	unescape(path);
+	pdd_unescape(path);
 	del = strstr(path, " (deleted)");
 	if (del && !del[10])
 		*del = '\0';

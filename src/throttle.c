@@ -14,10 +14,13 @@
  * delay after it was submitted).  Issued from a worker from the start
  * (IOSQE_ASYNC) it is charged once.
  *
- * The limits of the process's own cgroup and its ancestors count, for
- * the whole disk the descriptor's device (or file system) lies on: the
- * kernel keeps limits per disk, not per partition.  Whatever cannot be
- * read means "not throttled", and the plain way stands.
+ * The limits in the direction of the side count (reads for an input,
+ * writes for an output), for the whole disk the descriptor's device (or
+ * file system) lies on: the kernel keeps limits per disk, not per
+ * partition.  Under cgroup v1 only the process's own cgroup limits it
+ * (v1 blk-throttle is flat: a parent's limit does not reach its
+ * children); under v2 its ancestors' limits apply too.  Whatever cannot
+ * be read means "not throttled", and the plain way stands.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -51,10 +54,11 @@ static dev_t whole_disk(dev_t dev)
 
 /* Does the limits file at path hold a line for dev with a limit in it?
  * v1: "MAJ:MIN VALUE" (a removed limit is not listed); v2 io.max:
- * "MAJ:MIN rbps=max wbps=... riops=... wiops=..." */
-static bool limits_dev(const char *path, dev_t dev)
+ * "MAJ:MIN rbps=max wbps=... riops=... wiops=...", of whose keys only
+ * those starting with dir ('r' or 'w') count. */
+static bool limits_dev(const char *path, dev_t dev, char dir)
 {
-	char line[256], key[32];
+	char line[256], key[32], *save = NULL;
 	bool hit = false;
 	FILE *f = fopen(path, "re");
 
@@ -62,22 +66,26 @@ static bool limits_dev(const char *path, dev_t dev)
 		return false;
 	snprintf(key, sizeof(key), "%u:%u ", major(dev), minor(dev));
 	while (!hit && fgets(line, sizeof(line), f)) {
-		const char *p = line + strlen(key);
-
 		if (strncmp(line, key, strlen(key)))
 			continue;
-		if (!strchr(p, '='))	/* v1: any value listed is a limit */
-			hit = strtoull(p, NULL, 10) > 0;
-		for (const char *q = p; !hit && (q = strchr(q, '=')); q++)
-			hit = strncmp(q + 1, "max", 3) != 0;
+		for (char *tok = strtok_r(line + strlen(key), " \n", &save); tok && !hit;
+		     tok = strtok_r(NULL, " \n", &save)) {
+			const char *eq = strchr(tok, '=');
+
+			if (!eq)	/* v1: any value listed is a limit */
+				hit = strtoull(tok, NULL, 10) > 0;
+			else		/* v2: rbps=, riops= for reads; w... */
+				hit = tok[0] == dir && strcmp(eq + 1, "max");
+		}
 	}
 	fclose(f);
 	return hit;
 }
 
-/* Does the cgroup directory dir, or one above it up to root (a prefix
- * of dir), limit dev through one of files? */
-static bool tree_limits(char *dir, size_t root_len, const char *const *files, dev_t dev)
+/* Does the cgroup directory dir (and, with up, each one above it up to
+ * the mount, root_len bytes of dir) limit dev through one of files? */
+static bool tree_limits(char *dir, size_t root_len, bool up, const char *const *files, dev_t dev,
+			char rw)
 {
 	char path[4096];
 
@@ -85,15 +93,33 @@ static bool tree_limits(char *dir, size_t root_len, const char *const *files, de
 		for (const char *const *f = files; *f; f++) {
 			int n = snprintf(path, sizeof(path), "%s/%s", dir, *f);
 
-			if (n > 0 && (size_t)n < sizeof(path) && limits_dev(path, dev))
+			if (n > 0 && (size_t)n < sizeof(path) && limits_dev(path, dev, rw))
 				return true;
 		}
 		char *slash = strrchr(dir, '/');
 
-		if (!slash || (size_t)(slash - dir) < root_len)
+		if (!up || !slash || (size_t)(slash - dir) < root_len)
 			return false;
 		*slash = '\0';
 	}
+}
+
+/* The kernel's \ooo escapes in /proc's mount tables (\040 for a space)
+ * undone in s, in place; also for guard-proc.c. */
+void pdd_unescape(char *s)
+{
+	char *d = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*d++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
+			s += 3;
+		} else {
+			*d++ = *s;
+		}
+	}
+	*d = '\0';
 }
 
 /* The mount point of the cgroup hierarchy that has controller (v1: in
@@ -117,6 +143,8 @@ static int hierarchy(const char *controller, char *mnt, size_t mlen, char *root,
 		if (*controller ? strcmp(fstype, "cgroup") ||
 				  !strstr(opts, controller) : strcmp(fstype, "cgroup2"))
 			continue;
+		pdd_unescape(mp);
+		pdd_unescape(rt);
 		snprintf(mnt, mlen, "%s", mp);
 		snprintf(root, rlen, "%s", rt);
 		r = 0;
@@ -125,13 +153,14 @@ static int hierarchy(const char *controller, char *mnt, size_t mlen, char *root,
 	return r;
 }
 
-/* Is dev limited for this process in the hierarchy of controller (v1
- * "blkio", or "" for v2), whose line in /proc/self/cgroup is cg (the
- * path after the second colon)? */
-static bool limited(const char *controller, const char *cg, dev_t dev)
+/* Is dev limited in direction rw ('r' or 'w') for this process in the
+ * hierarchy of controller (v1 "blkio", or "" for v2), whose line in
+ * /proc/self/cgroup is cg (the path after the second colon)? */
+static bool limited(const char *controller, const char *cg, dev_t dev, char rw)
 {
-	static const char *const v1[] = { "blkio.throttle.read_bps_device",
-		"blkio.throttle.write_bps_device", "blkio.throttle.read_iops_device",
+	static const char *const v1r[] = { "blkio.throttle.read_bps_device",
+		"blkio.throttle.read_iops_device", NULL };
+	static const char *const v1w[] = { "blkio.throttle.write_bps_device",
 		"blkio.throttle.write_iops_device", NULL };
 	static const char *const v2[] = { "io.max", NULL };
 	char mnt[512], root[512], dir[4096];
@@ -139,15 +168,21 @@ static bool limited(const char *controller, const char *cg, dev_t dev)
 
 	if (hierarchy(controller, mnt, sizeof(mnt), root, sizeof(root)))
 		return false;
-	/* a mount of part of the tree: the path is relative to its root */
+	/* a mount of part of the tree: the path is relative to its root,
+	 * and a cgroup outside it is not to be found there */
 	rl = strcmp(root, "/") ? strlen(root) : 0;
-	if (rl && !strncmp(cg, root, rl))
+	if (rl) {
+		if (strncmp(cg, root, rl) || (cg[rl] && cg[rl] != '/'))
+			return false;
 		cg += rl;
+	}
 	snprintf(dir, sizeof(dir), "%s%s", mnt, strcmp(cg, "/") ? cg : "");
-	return tree_limits(dir, strlen(mnt), *controller ? v1 : v2, dev);
+	if (*controller)
+		return tree_limits(dir, strlen(mnt), false, rw == 'r' ? v1r : v1w, dev, rw);
+	return tree_limits(dir, strlen(mnt), true, v2, dev, rw);
 }
 
-bool pdd_throttled(int fd)
+bool pdd_throttled(int fd, bool output)
 {
 	char line[4096];
 	struct stat st;
@@ -170,9 +205,9 @@ bool pdd_throttled(int fd)
 		cg[strcspn(cg, "\n")] = '\0';
 		ctl++;
 		if (!*ctl)
-			hit = limited("", cg, dev);
+			hit = limited("", cg, dev, output ? 'w' : 'r');
 		else if (strstr(ctl, "blkio"))
-			hit = limited("blkio", cg, dev);
+			hit = limited("blkio", cg, dev, output ? 'w' : 'r');
 	}
 	fclose(f);
 	return hit;

@@ -111,7 +111,7 @@ static int uring_init(struct pdd_engine *e)
 		register_buffers(e, u);
 	/* a direct request that the cgroup throttles would be charged twice
 	 * when issued without waiting first (throttle.c) */
-	u->async = e->dev->direct && pdd_throttled(e->dev->fd);
+	u->async = e->dev->direct && pdd_throttled(e->dev->fd, e->dev->output);
 	if (u->async)
 		pdd_info(1, "uring: the %s '%s' is throttled by its cgroup: requests go to the kernel's workers",
 			 e->dev->output ? "output" : "input", e->dev->name);
