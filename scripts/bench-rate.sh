@@ -93,9 +93,14 @@ cleanup() {
 	local d
 	for d in "${LOOPS[@]}"; do losetup -d "$d"; done
 	for d in "${MOUNTS[@]}"; do
-		for _ in 1 2 3 4 5; do fusermount3 -u "$d" 2>/dev/null && break; sleep 0.2; done
+		for _ in $(seq 50); do fusermount3 -u "$d" 2>/dev/null && break; sleep 0.2; done
 	done
-	[[ -d $CG ]] && rmdir "$CG"
+	# an interrupted tool may still be leaving the cgroup
+	for _ in $(seq 50); do [[ -d $CG ]] || break; rmdir "$CG" 2>/dev/null || sleep 0.1; done
+	# never into a faultfs still mounted: its files are the backing files
+	for d in "${MOUNTS[@]}"; do
+		mountpoint -q "$d" && { echo "bench-rate.sh: $d still mounted; $DIR left" >&2; return; }
+	done
 	rm -rf -- "$DIR"
 }
 trap cleanup EXIT
@@ -197,14 +202,16 @@ run_one() {
 	*) "$t" --version >/dev/null 2>&1 || true ;;
 	esac
 	t0=$(date +%s%N)
-	inside /usr/bin/time -f '%e %U %S %M' -o "$tf" "${CMD[@]}" >"$log" 2>&1 || rc=$?
+	# fio's JSON alone on stdout, its warnings apart
+	inside /usr/bin/time -f '%e %U %S %M' -o "$tf" "${CMD[@]}" >"$log" 2>"$log.err" || rc=$?
 	t1=$(date +%s%N)
 	secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')
 	if [[ $t == fio-* && $rc == 0 ]]; then
 		# fio's own run time, without its start
-		secs=$(jq '[.jobs[] | (.read.runtime, .write.runtime)] | max / 1000' "$log")
+		secs=$(jq '[.jobs[] | (.read.runtime, .write.runtime)] | max / 1000' "$log") || rc=1
 	fi
-	read -r _ u s m < <(tail -n 1 "$tf")
+	u=0 s=0 m=0
+	[[ -s $tf ]] && read -r _ u s m < <(tail -n 1 "$tf")
 	if [[ $chk == pending ]]; then
 		drop_caches
 		if cmp -n "$BYTES" "$SRC_BACK" "$DST_BACK" >>"$log" 2>&1; then chk=ok; else chk=FAIL; fi
@@ -275,7 +282,7 @@ function med(a, k, m,   i, j, v, x) {
 END {
 	for (i = 1; i <= no; i++) {
 		k = order[i]; split(k, f, SUBSEP)
-		T[k] = med(t, k, n[k]); C[k] = med(c, k, n[k])
+		T[k] = med(t, k, n[k]); C[k] = med(c, k, n[k]); slow[f[1] SUBSEP f[2] SUBSEP f[3]] += 0
 		g = f[1] SUBSEP f[2] SUBSEP f[3]
 		if (f[4] == "fio-read" || f[4] == "fio-write") if (T[k] > slow[g]) slow[g] = T[k]
 	}
@@ -285,8 +292,8 @@ END {
 		g = f[1] SUBSEP f[2] SUBSEP f[3]
 		printf "%-6s %-8s %-5s %-11s %-3s %8.2f %9.2f %10.2f %8.1f\n", f[1], f[2],
 			(f[3] >= 1048576 ? f[3] / 1048576 "M" : f[3] / 1024 "K"), f[4], (f[5] == "" ? "-" : f[5]),
-			T[k], T[k] / slow[g], C[k], rss[k] / 1024
+			T[k], (slow[g] > 0 ? T[k] / slow[g] : 0), C[k], rss[k] / 1024
 	}
-	for (k in bad) { split(k, f, SUBSEP); printf "FAILED or wrong: %s %s %s %s\n", f[1], f[2], f[3], f[4] }
+	for (k in bad) { split(k, f, SUBSEP); printf "FAILED or wrong: %s %s %s %s qd=%s\n", f[1], f[2], f[3], f[4], f[5] }
 }' "$OUT/runs.csv" | tee "$OUT/table.txt"
 echo "results in $OUT" >&2

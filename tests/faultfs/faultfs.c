@@ -64,7 +64,7 @@
  *                       0, the default, refuses it with EOPNOTSUPP, as a
  *                       FUSE file system without fallocate does
  *
- * Delays are at most 60000000 us each and add up (delay_us=, then slow=,
+ * A turn at a rate lasts at most 60 s.  Delays are at most 60000000 us each and add up (delay_us=, then slow=,
  * then bad_delay_us=, then jitter_us=); without rate= a sleeping request
  * holds no lock: requests in flight sleep at once (unless faultfs runs
  * single-threaded, -s).  With rate= they sleep in turn.  N of

@@ -69,6 +69,15 @@ static int ranges(char *s, struct range *r, int *n, uint64_t max)
 	return 0;
 }
 
+/* -1 when a range's value is 0 (slow_rate= of 0 bytes per second) */
+static int no_zero(const struct range *r, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!r[i].v)
+			return -1;
+	return 0;
+}
+
 /* NAME=V with V <= max into *v; 1 when tok is not NAME=, -1 when bad */
 static int value(const char *tok, const char *name, uint64_t max, uint64_t *v)
 {
@@ -100,7 +109,7 @@ static int parse(char *line, struct faults *f, int *reset)
 		else if (!strncmp(tok, "flaky=", 6))
 			r = ranges(tok + 6, f->flaky, &f->nflaky, MAX_FLAKY);
 		else if (!strncmp(tok, "slow_rate=", 10))
-			r = ranges(tok + 10, f->srate, &f->nsrate, MAX_RATE);
+			r = ranges(tok + 10, f->srate, &f->nsrate, MAX_RATE) || no_zero(f->srate, f->nsrate);
 		else if ((r = value(tok, "fsync", 1, &v)) <= 0)
 			f->fsync = (int)v;
 		else if ((r = value(tok, "fallocate", 1, &v)) <= 0)
@@ -245,8 +254,14 @@ void faults_turn_begin(struct faults_turn *t, int write, off_t off, size_t size)
 	t->held = rate != 0;
 	if (!t->held)
 		return;
+	/* a turn lasts a minute at most, as every delay: rate=1 would hold
+	 * the disk for days */
+	double ns = (double)size * 1e9 / (double)rate;
+
+	if (ns > (double)MAX_US * 1000)
+		ns = (double)MAX_US * 1000;
 	pthread_mutex_lock(&serve_lock);
-	t->end_ns = now_ns() + (uint64_t)((double)size * 1e9 / (double)rate);
+	t->end_ns = now_ns() + (uint64_t)ns;
 }
 
 void faults_turn_end(struct faults_turn *t)
