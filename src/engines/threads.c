@@ -18,7 +18,7 @@
  * merges what an asynchronous engine submits in a batch: at 4 KiB a
  * system call and a trip through the device per transfer is what limited
  * this engine.  Each request still gets its own result: when the merged
- * call fails or comes up short, the first request it did not cover is
+ * call fails or comes up short, none of it counts; its first request is
  * done again by itself, and the rest go back to the head of the queue,
  * each to be moved alone, where any worker (or a stop) takes them, so
  * that an error names its own block.  Under coe=1 and rescue=1 reads are
@@ -116,13 +116,21 @@ static unsigned int take_run(struct threads_priv *t, struct pdd_req **run)
 	return n;
 }
 
+static size_t bytes_of(struct pdd_req **run, unsigned int n)
+{
+	size_t b = 0;
+
+	for (unsigned int i = 0; i < n; i++)
+		b += run[i]->len;
+	return b;
+}
+
 /* Do the n requests of run[], contiguous, in one call where n > 1: how
- * many of them are done.  Those the call did not cover but the first are
- * not: the caller puts them back. */
+ * many of them are done, all or the first.  The caller puts the others
+ * back. */
 static unsigned int do_run(struct pdd_req **run, unsigned int n)
 {
 	struct iovec iov[MERGE_MAX];
-	unsigned int i = 0;
 	ssize_t got;
 
 	if (n > 1) {
@@ -133,17 +141,21 @@ static unsigned int do_run(struct pdd_req **run, unsigned int n)
 			      preadv(run[0]->fd, iov, (int)n, (off_t)run[0]->off) :
 			      pwritev(run[0]->fd, iov, (int)n, (off_t)run[0]->off);
 		} while (got < 0 && errno == EINTR);
-		for (; i < n && got >= (ssize_t)run[i]->len; i++) {
-			run[i]->res = (ssize_t)run[i]->len;
-			got -= (ssize_t)run[i]->len;
-		}
-		if (i == n)
+		/* all of it, or none of it counts: a direct call that fails
+		 * part way may report the bytes of its pieces that completed,
+		 * and on a device whose pieces complete out of order (a loop
+		 * device) those are not the first ones (an ENOSPC reported
+		 * past a block that was never written, seen on a full tmpfs) */
+		if (got == (ssize_t)bytes_of(run, n)) {
+			for (unsigned int i = 0; i < n; i++)
+				run[i]->res = (ssize_t)run[i]->len;
 			return n;
+		}
 	}
-	/* short or failed: the first not covered, by itself, finds out
-	 * what its own result is (a short read's end, its own error) */
-	run[i]->res = do_io(run[i]);
-	return i + 1;
+	/* short or failed: the first, by itself, finds out what its own
+	 * result is (a short read's end, its own error) */
+	run[0]->res = do_io(run[0]);
+	return 1;
 }
 
 static void *worker(void *arg)
