@@ -309,6 +309,11 @@ int pdd_dev_flush(struct pdd_dev *d);
  * file system lies on)?  throttle.c */
 bool pdd_throttled(int fd, bool output);
 
+/* A sysfs attribute of block device rdev (path under its directory, after
+ * up: "" or "../" for a partition's disk), NUL-terminated in out; its
+ * length, 0 when missing (dev.c). */
+size_t pdd_sys_read(dev_t rdev, const char *up, const char *path, char *out, size_t len);
+
 /* The kernel's \ooo escapes in /proc's mount tables undone in s, in
  * place (throttle.c). */
 void pdd_unescape(char *s);

@@ -78,8 +78,8 @@ enum pdd_kind pdd_dev_classify(const struct stat *st)
 
 /* A sysfs attribute of the block device (path relative to its directory,
  * "../" for a partition's disk) as read, NUL-terminated; the number of
- * bytes, 0 when it is not there. */
-static size_t sys_read(dev_t rdev, const char *up, const char *path, char *out,
+ * bytes, 0 when it is not there.  Also for throttle.c. */
+size_t pdd_sys_read(dev_t rdev, const char *up, const char *path, char *out,
 		       size_t len)
 {
 	char full[192];
@@ -106,7 +106,7 @@ static void sys_text(dev_t rdev, const char *up, const char *path, char *out,
 {
 	size_t n;
 
-	sys_read(rdev, up, path, out, len);
+	pdd_sys_read(rdev, up, path, out, len);
 	out[strcspn(out, "\n")] = '\0';
 	n = strlen(out);
 	while (n && out[n - 1] == ' ')
@@ -120,8 +120,8 @@ static uint64_t queue_attr(dev_t rdev, const char *attr)
 	char path[64], buf[32];
 
 	snprintf(path, sizeof(path), "queue/%s", attr);
-	if (!sys_read(rdev, "", path, buf, sizeof(buf)) &&
-	    !sys_read(rdev, "../", path, buf, sizeof(buf)))
+	if (!pdd_sys_read(rdev, "", path, buf, sizeof(buf)) &&
+	    !pdd_sys_read(rdev, "../", path, buf, sizeof(buf)))
 		return 0;
 	return strtoull(buf, NULL, 10);
 }
@@ -149,7 +149,7 @@ static void identify_block(struct pdd_dev *d, dev_t rdev)
 	sys_text(rdev, up, "serial", d->serial, sizeof(d->serial));
 	if (!d->serial[0])
 		sys_text(rdev, up, "device/serial", d->serial, sizeof(d->serial));
-	n = sys_read(rdev, up, "device/vpd_pg80", vpd, sizeof(vpd));
+	n = pdd_sys_read(rdev, up, "device/vpd_pg80", vpd, sizeof(vpd));
 	if (!d->serial[0] && n > 4 && (uint8_t)vpd[1] == 0x80) {
 		size_t len = (uint8_t)vpd[3] < n - 4 ? (uint8_t)vpd[3] : n - 4;
 		const char *p = vpd + 4;

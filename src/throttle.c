@@ -28,27 +28,19 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <unistd.h>
 
 #include "pdd.h"
 
 /* The whole disk of dev: its parent in sysfs when dev is a partition. */
 static dev_t whole_disk(dev_t dev)
 {
-	char path[96];
+	char buf[32];
 	unsigned int ma, mi;
-	FILE *f;
 
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/partition", major(dev), minor(dev));
-	if (access(path, F_OK))
-		return dev;
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/../dev", major(dev), minor(dev));
-	f = fopen(path, "re");
-	if (!f)
-		return dev;
-	if (fscanf(f, "%u:%u", &ma, &mi) == 2)
-		dev = makedev(ma, mi);
-	fclose(f);
+	if (pdd_sys_read(dev, "", "partition", buf, sizeof(buf)) &&
+	    pdd_sys_read(dev, "../", "dev", buf, sizeof(buf)) &&
+	    sscanf(buf, "%u:%u", &ma, &mi) == 2)
+		return makedev(ma, mi);
 	return dev;
 }
 

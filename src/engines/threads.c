@@ -119,35 +119,27 @@ static unsigned int take_run(struct threads_priv *t, struct pdd_req **run)
 	return n;
 }
 
-static size_t bytes_of(struct pdd_req **run, unsigned int n)
-{
-	size_t b = 0;
-
-	for (unsigned int i = 0; i < n; i++)
-		b += run[i]->len;
-	return b;
-}
-
 /* Do the n requests of run[] (reads, contiguous, where n > 1) in one
  * call: how many of them are done, all or the first.  The caller puts
  * the others back. */
 static unsigned int do_run(struct pdd_req **run, unsigned int n)
 {
 	struct iovec iov[MERGE_MAX];
+	size_t total = 0;
 	ssize_t got;
 
 	if (n > 1) {
-		for (unsigned int k = 0; k < n; k++)
+		for (unsigned int k = 0; k < n; k++) {
 			iov[k] = (struct iovec){ run[k]->buf, run[k]->len };
+			total += run[k]->len;
+		}
 		do {	/* reads only: take_run() merges no writes */
 			got = preadv(run[0]->fd, iov, (int)n, (off_t)run[0]->off);
 		} while (got < 0 && errno == EINTR);
 		/* all of it, or none of it counts: a direct call that fails
-		 * part way may report the bytes of its pieces that completed,
-		 * and on a device whose pieces complete out of order (a loop
-		 * device) those are not the first ones (an ENOSPC reported
-		 * past a block that was never written, seen on a full tmpfs) */
-		if (got == (ssize_t)bytes_of(run, n)) {
+		 * part way may report the bytes of whichever of its pieces
+		 * completed, not the first ones */
+		if (got == (ssize_t)total) {
 			for (unsigned int i = 0; i < n; i++)
 				run[i]->res = (ssize_t)run[i]->len;
 			return n;

@@ -22,6 +22,8 @@ truncate -s $((8 * MiB)) "$T/dst.img"
 SRC=$(mkloop "$T/src.img" 512)
 DST=$(mkloop "$T/dst.img" 4096)
 devno() { lsblk -dno MAJ:MIN "$1" | tr -d ' '; }
+# limit FILE DEV BYTES: the cgroup's blkio.throttle.FILE for DEV (0 removes it)
+limit() { echo "$(devno "$2") $3" >"$G/blkio.throttle.$1"; }
 
 # in_group ARGS...: pdd run inside the cgroup, stderr in $T/err
 in_group() {
@@ -38,8 +40,8 @@ expect_rc 0
 same_bytes "$SRC" "$DST"
 
 # a read limit on the input's disk, a write limit on the output's
-echo "$(devno "$SRC") 1073741824" >"$G/blkio.throttle.read_bps_device"
-echo "$(devno "$DST") 1073741824" >"$G/blkio.throttle.write_iops_device"
+limit read_bps_device "$SRC" 1073741824
+limit write_iops_device "$DST" 1073741824
 dd if=/dev/zero of="$DST" bs=1M count=8 oflag=direct status=none
 in_group if="$SRC" of="$DST" oflag=force
 expect_rc 0
@@ -53,20 +55,20 @@ expect_rc 0
 
 # a limit counts in its own direction only: a write limit on the input's
 # disk and a read limit on the output's do not throttle this copy
-echo "$(devno "$SRC") 0" >"$G/blkio.throttle.read_bps_device"
-echo "$(devno "$DST") 0" >"$G/blkio.throttle.write_iops_device"
-echo "$(devno "$SRC") 1073741824" >"$G/blkio.throttle.write_bps_device"
-echo "$(devno "$DST") 1073741824" >"$G/blkio.throttle.read_iops_device"
+limit read_bps_device "$SRC" 0
+limit write_iops_device "$DST" 0
+limit write_bps_device "$SRC" 1073741824
+limit read_iops_device "$DST" 1073741824
 in_group if="$SRC" of="$DST" oflag=force
 expect_rc 0
 [ "$(said input "$SRC")$(said output "$DST")" = 00 ] || { cat "$T/err"; fail "a limit in the other direction counted"; }
-echo "$(devno "$SRC") 0" >"$G/blkio.throttle.write_bps_device"
-echo "$(devno "$DST") 0" >"$G/blkio.throttle.read_iops_device"
-echo "$(devno "$SRC") 1073741824" >"$G/blkio.throttle.read_bps_device"
-echo "$(devno "$DST") 1073741824" >"$G/blkio.throttle.write_iops_device"
+limit write_bps_device "$SRC" 0
+limit read_iops_device "$DST" 0
+limit read_bps_device "$SRC" 1073741824
+limit write_iops_device "$DST" 1073741824
 
 # a limit removed (0) no longer counts; the other stays
-echo "$(devno "$DST") 0" >"$G/blkio.throttle.write_iops_device"
+limit write_iops_device "$DST" 0
 in_group if="$SRC" of="$DST" oflag=force
 expect_rc 0
 [ "$(said input "$SRC")$(said output "$DST")" = 10 ] || { cat "$T/err"; fail "a removed limit counted"; }
