@@ -51,11 +51,17 @@ holds() {
 }
 # stop SIG: start pdd's rescue on the disk made slower (6 ms a request,
 # one read at a time: a few seconds) and send SIG at a random moment in
-# its first 2.5 s, after a save of the map or before; the status in $rc
+# its first 2.5 s once it runs (its map written before the first read:
+# a SIGKILL before pdd has even started would leave none, rightly),
+# after a save of the map or before; the status in $rc
 stop() {
 	echo "$line delay_us=6000" >"$T/ff/control"
 	"$PDD" if="$D" of="$T/p.img" rescue=1 map="$T/p.map" map_interval=1 qd=1 "${eng[@]}" 2>"$T/err" &
 	pid=$!
+	for _ in $(seq 250); do
+		[ -e "$T/p.map" ] || ! kill -0 "$pid" 2>/dev/null && break
+		sleep 0.02
+	done
 	sleep "$((RANDOM % 3)).$((RANDOM % 10))"
 	kill -"$1" "$pid" 2>/dev/null
 	rc=0
