@@ -108,6 +108,15 @@ else
 no_libmount = @echo "pdd: libmount-dev not found: mount and swap checks are built without it" >&2
 endif
 
+# The shared pdd loads libnbd and libcrypto when a copy needs them
+# (src/libs.c says why) by the soname of the library built against, read
+# here off its .so link; the static one links them.
+soname = $(or $(shell objdump -p $(shell pkg-config --variable=libdir $(1))/$(1).so 2>/dev/null | \
+	awk '$$1 == "SONAME" { print $$2 }'),$(2))
+ifneq ($(STATIC),y)
+ALL_CFLAGS += -DPDD_LAZY_LIBS
+endif
+
 # libnbd (libnbd-dev): sides on NBD servers, given as URIs.  Without it
 # a URI is refused with a message saying so.  make HAVE_LIBNBD= builds
 # that pdd, after make clean or in a build directory of its own (make -C
@@ -116,7 +125,12 @@ endif
 ifeq ($(HAVE_LIBNBD),y)
 ALL_CFLAGS += -DHAVE_LIBNBD $(shell pkg-config --cflags libnbd)
 NBD_SRCS = src/nbd-side.c src/nbd-extents.c src/engines/nbd.c
+ifeq ($(STATIC),y)
 LDLIBS += $(LIBNBD_LIBS)
+else
+LIBNBD_SONAME := $(call soname,libnbd,libnbd.so.0)
+ALL_CFLAGS += -DPDD_LIBNBD_SONAME='"$(LIBNBD_SONAME)"'
+endif
 else
 no_libnbd = @echo "pdd: libnbd-dev not found: NBD sides are built without it" >&2
 endif
@@ -127,7 +141,12 @@ endif
 # clean, as for libnbd above).
 ifeq ($(HAVE_LIBCRYPTO),y)
 ALL_CFLAGS += -DHAVE_LIBCRYPTO $(shell pkg-config --cflags libcrypto)
+ifeq ($(STATIC),y)
 LDLIBS += $(LIBCRYPTO_LIBS)
+else
+LIBCRYPTO_SONAME := $(call soname,libcrypto,libcrypto.so.3)
+ALL_CFLAGS += -DPDD_LIBCRYPTO_SONAME='"$(LIBCRYPTO_SONAME)"'
+endif
 else
 no_libcrypto = @echo "pdd: libssl-dev not found: hash= is built without it" >&2
 endif
@@ -150,11 +169,13 @@ endif
 SRCS = src/main.c src/args.c src/usage.c src/dev.c src/open.c src/plan.c src/copy.c src/coe.c src/copy-map.c src/copy-end.c src/copy-hash.c src/copy-report.c src/seq.c \
        src/stats.c src/json.c src/progress.c src/msg.c src/signals.c src/engine.c src/zero.c src/copy-sparse.c \
        src/map-extents.c src/map-text.c src/mapfile.c src/rescue.c src/rescue-range.c src/rescue-pass.c src/rescue-report.c src/verify.c src/verify-open.c src/verify-hash.c src/drive.c src/throttle.c src/guard.c src/guard-loop.c \
-       src/hash.c src/hash-log.c src/version.c \
+       src/hash.c src/hash-log.c src/libs.c src/version.c \
        $(GUARD_SRCS) $(NBD_SRCS) $(SCSI_SRCS) $(ENGINE_SRCS)
 LIB_SRCS = $(filter-out src/main.c,$(SRCS))
 HDRS = $(wildcard include/*.h)
 
+# test-hash checks pdd's digests against libcrypto's own, called directly
+TEST_LIBS = $(if $(filter y,$(HAVE_LIBCRYPTO)),$(if $(STATIC),,$(LIBCRYPTO_LIBS)))
 UNIT_TESTS = args plan seq stats json progress map guard core zero hash $(if $(SCSI_SRCS),scsi) \
 	$(if $(GUARD_SRCS),guard-proc)
 TOOLS = tests/tools/stamp tests/tools/noring tests/sgdouble/libsgdouble.so
@@ -228,12 +249,12 @@ build/clang/%.o: %.c $(HDRS) FORCE
 
 build/test-%: tests/unit/test-%.c $(LIB_SRCS:%.c=build/%.o)
 	$(msg) LINK $@
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ -lcmocka $(LDLIBS) $(TEST_LIBS)
 
 build/asan/test-%: tests/unit/test-%.c $(LIB_SRCS:%.c=build/asan/%.o)
 	$(msg) LINK $@
 	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all \
-		-o $@ $^ -lcmocka $(LDLIBS)
+		-o $@ $^ -lcmocka $(LDLIBS) $(TEST_LIBS)
 
 # test-guard again, with the static pdd's reader of /proc (guard-proc.c)
 # in place of libmount's (guard-mount.c): the same made-up /proc, the
@@ -241,12 +262,12 @@ build/asan/test-%: tests/unit/test-%.c $(LIB_SRCS:%.c=build/asan/%.o)
 GUARD_PROC_OBJS = build/src/guard-proc.o $(filter-out build/src/guard-mount.o,$(LIB_SRCS:%.c=build/%.o))
 build/test-guard-proc: tests/unit/test-guard.c $(GUARD_PROC_OBJS)
 	$(msg) LINK $@
-	$(Q)$(CC) $(ALL_CFLAGS) -DHAVE_PROCMOUNTS -o $@ $^ -lcmocka $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) -DHAVE_PROCMOUNTS -o $@ $^ -lcmocka $(LDLIBS) $(TEST_LIBS)
 
 build/asan/test-guard-proc: tests/unit/test-guard.c $(GUARD_PROC_OBJS:build/%=build/asan/%)
 	$(msg) LINK $@
 	$(Q)$(CC) $(ALL_CFLAGS) -DHAVE_PROCMOUNTS -fsanitize=address,undefined \
-		-fno-sanitize-recover=all -o $@ $^ -lcmocka $(LDLIBS)
+		-fno-sanitize-recover=all -o $@ $^ -lcmocka $(LDLIBS) $(TEST_LIBS)
 
 # test-core runs the copy core against a fake engine, which lives in files
 # of its own: the rules above link test-%.c alone
@@ -256,17 +277,17 @@ CORE_TEST_HDRS = tests/unit/test-core.h tests/unit/fake-engine.h
 
 build/test-core: $(CORE_TEST_SRCS) $(CORE_TEST_HDRS) $(LIB_SRCS:%.c=build/%.o)
 	$(msg) LINK $@
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(filter-out %.h,$^) -lcmocka $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(filter-out %.h,$^) -lcmocka $(LDLIBS) $(TEST_LIBS)
 
 build/asan/test-core: $(CORE_TEST_SRCS) $(CORE_TEST_HDRS) $(LIB_SRCS:%.c=build/asan/%.o)
 	$(msg) LINK $@
 	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=address,undefined -fno-omit-frame-pointer \
-		-fno-sanitize-recover=all -o $@ $(filter-out %.h,$^) -lcmocka $(LDLIBS)
+		-fno-sanitize-recover=all -o $@ $(filter-out %.h,$^) -lcmocka $(LDLIBS) $(TEST_LIBS)
 
 # the digests' threads and ring under TSan (make tsan runs it)
 build/tsan/test-%: tests/unit/test-%.c $(LIB_SRCS:%.c=build/tsan/%.o)
 	$(msg) LINK $@
-	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=thread -o $@ $^ -lcmocka $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=thread -o $@ $^ -lcmocka $(LDLIBS) $(TEST_LIBS)
 
 build/asan/pdd: $(SRCS:%.c=build/asan/%.o)
 	$(msg) LINK $@

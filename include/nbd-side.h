@@ -11,6 +11,7 @@
 #include <libnbd.h>
 #include <poll.h>
 
+#include "libs.h"
 #include "pdd.h"
 
 /* A run of the export as BLOCK_STATUS told it: it ends at end (it

@@ -12,6 +12,7 @@
 
 #include "engine.h"
 #include "hash.h"
+#include "libs.h"
 #include "pdd.h"
 
 /* Multiplier for a suffix, or 0 if it is not one.  One letter is binary
@@ -222,7 +223,7 @@ static int parse_hash(const char *val, unsigned int *algs)
 		pdd_usage_error("hash=%s: unknown or repeated algorithm '%.*s' (choose from md5, sha1, sha256, sha512, sha3-256, blake2b512)",
 				val, (int)n, bad);
 	else if (!pdd_hash_available())
-		pdd_usage_error("hash=%s: pdd was built without libcrypto", val);
+		pdd_usage_error("hash=%s: %s", val, pdd_lib_error(PDD_LIB_CRYPTO));
 	else
 		return 0;
 	return -EINVAL;
@@ -563,7 +564,7 @@ int pdd_parse_args(int argc, char **argv, struct pdd_opts *o)
 	merge_aliases(o);
 	/* verify=hash compares digests: sha256's unless hash= names others */
 	if (o->verify == PDD_VERIFY_HASH && !pdd_hash_available()) {
-		pdd_usage_error("verify=hash: pdd was built without libcrypto");
+		pdd_usage_error("verify=hash: %s", pdd_lib_error(PDD_LIB_CRYPTO));
 		return -EINVAL;
 	}
 	if (o->verify == PDD_VERIFY_HASH && !o->hash_algs)

@@ -38,6 +38,7 @@
 #ifdef HAVE_LIBCRYPTO
 #include <openssl/evp.h>
 #endif
+#include "libs.h"
 
 #define ALGS_ALL ((1u << PDD_HASH_MAX) - 1)
 
@@ -106,13 +107,10 @@ const char *pdd_hash_name(enum pdd_hash_alg a)
 	return (unsigned int)a < PDD_HASH_MAX ? algs_info[a].name : NULL;
 }
 
+/* libcrypto is loaded here, the first time (libs.c) */
 bool pdd_hash_available(void)
 {
-#ifdef HAVE_LIBCRYPTO
-	return true;
-#else
-	return false;
-#endif
+	return !pdd_lib_load(PDD_LIB_CRYPTO);
 }
 
 int pdd_hash_parse(const char *list, unsigned int *algs, const char **bad, size_t *badlen)

@@ -129,6 +129,11 @@ int pdd_nbd_open(struct pdd_dev *d)
 	int64_t size, min, pref, max;
 	int err;
 
+	if (pdd_lib_load(PDD_LIB_NBD)) {
+		pdd_error("cannot open the NBD URI '%s': %s", d->path,
+			  pdd_lib_error(PDD_LIB_NBD));
+		return -ELIBACC;
+	}
 	d->nbd = calloc(1, sizeof(struct pdd_nbd));
 	if (!d->nbd)
 		return -ENOMEM;

@@ -19,7 +19,7 @@
 #include <scsi/sg_lib.h>
 #endif
 #ifdef HAVE_LIBCRYPTO
-#include <openssl/crypto.h>
+#include <openssl/evp.h>	/* and crypto.h, for libs.h */
 #endif
 #ifdef HAVE_LIBMOUNT
 #include <libmount.h>
@@ -27,6 +27,7 @@
 #ifdef HAVE_LIBNBD
 #include <libnbd.h>
 #endif
+#include "libs.h"
 
 /* Why a library is not in this pdd: the static build says which have no
  * static archive (make static); else it was not installed, or left out
@@ -73,7 +74,17 @@ static const char *sgutils_version(void) { return PDD_NO_SGUTILS; }
 #endif
 
 #ifdef HAVE_LIBCRYPTO
-static const char *crypto_version(void) { return OpenSSL_version(OPENSSL_VERSION); }
+/* the shared pdd loads it to ask (libs.c): a library that will not load
+ * is named with the loader's reason */
+static const char *crypto_version(void)
+{
+	static char why[320];
+
+	if (!pdd_lib_load(PDD_LIB_CRYPTO))
+		return OpenSSL_version(OPENSSL_VERSION);
+	snprintf(why, sizeof(why), "cannot be loaded (%s)", pdd_lib_error(PDD_LIB_CRYPTO));
+	return why;
+}
 #else
 static const char *crypto_version(void) { return PDD_NO_LIBCRYPTO; }
 #endif
@@ -100,8 +111,15 @@ static const char *mount_version(void) { return PDD_NO_LIBMOUNT; }
  * costs no more than its allocation */
 static void print_nbd_version(FILE *f)
 {
-	struct nbd_handle *h = nbd_create();
-	const char *v = h ? nbd_get_version(h) : NULL;
+	struct nbd_handle *h;
+	const char *v;
+
+	if (pdd_lib_load(PDD_LIB_NBD)) {
+		fprintf(f, "libnbd: cannot be loaded (%s)\n", pdd_lib_error(PDD_LIB_NBD));
+		return;
+	}
+	h = nbd_create();
+	v = h ? nbd_get_version(h) : NULL;
 
 	fprintf(f, "libnbd: %s\n", v ? v : "(version not known)");
 	nbd_close(h);
@@ -126,9 +144,10 @@ void pdd_version(FILE *f)
 	pdd_engine_names(names, sizeof(names));
 	fprintf(f, "pdd %s%s\nengines: %s\n", PDD_VERSION, LINKED, names);
 	/* hash= needs libcrypto: say whether it is there */
-	fprintf(f, "hashes: %s\n", pdd_hash_available() ?
-		"md5, sha1, sha256, sha512, sha3-256, blake2b512 (libcrypto)" :
-		"none (built without libcrypto)");
+	if (pdd_hash_available())
+		fprintf(f, "hashes: md5, sha1, sha256, sha512, sha3-256, blake2b512 (libcrypto)\n");
+	else
+		fprintf(f, "hashes: none (%s)\n", pdd_lib_error(PDD_LIB_CRYPTO));
 	fprintf(f, "liburing: %s\n", uring_version);
 	fprintf(f, "libaio: %s\n", aio_version);
 	fprintf(f, "libsgutils2: %s\n", sgutils_version());
