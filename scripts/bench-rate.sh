@@ -91,7 +91,7 @@ LOOPS=() MOUNTS=()
 cleanup() {
 	set +e
 	local d
-	for d in "${LOOPS[@]}"; do losetup -d "$d"; done
+	for d in "${LOOPS[@]}"; do unmerged "$d" 0; losetup -d "$d"; done
 	for d in "${MOUNTS[@]}"; do
 		for _ in $(seq 50); do fusermount3 -u "$d" 2>/dev/null && break; sleep 0.2; done
 	done
@@ -116,11 +116,14 @@ devno() { lsblk -dno MAJ:MIN "$1" | tr -d ' '; }
 loop() {	# loop FILE -> LOOPDEV (direct I/O, requests not merged)
 	LOOPDEV=$(losetup --find --show --direct-io=on "$1") || die "losetup $1 failed"
 	LOOPS+=("$LOOPDEV")
-	echo 2 >"/sys/block/${LOOPDEV#/dev/}/queue/nomerges"
+	unmerged "$LOOPDEV" 2
 }
+# a loop device keeps nomerges after it is detached: 0, the default, is
+# put back first
+unmerged() { echo "$2" >"/sys/block/${1#/dev/}/queue/nomerges"; }
 unloop_all() {
 	local d m
-	for d in "${LOOPS[@]}"; do losetup -d "$d" || die "cannot detach $d"; done
+	for d in "${LOOPS[@]}"; do unmerged "$d" 0; losetup -d "$d" || die "cannot detach $d"; done
 	for m in "${MOUNTS[@]}"; do
 		for _ in 1 2 3 4 5 6 7 8 9 10; do fusermount3 -u "$m" 2>/dev/null && break; sleep 0.2; done
 	done

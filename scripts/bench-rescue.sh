@@ -61,7 +61,8 @@ mkdir -p "$OUT/logs" "$DIR/mnt"
 LOOP= SAMPLER=
 # unmount_disk: the loop device and faultfs go
 unmount_disk() {
-	[[ -n $LOOP ]] && losetup -d "$LOOP"
+	# a loop device keeps nomerges after it is detached: the default back
+	[[ -n $LOOP ]] && { echo 0 >"/sys/block/${LOOP#/dev/}/queue/nomerges"; losetup -d "$LOOP"; }
 	LOOP=
 	for _ in 1 2 3 4 5 6 7 8 9 10; do
 		umount "$DIR/mnt" 2>/dev/null && break

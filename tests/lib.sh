@@ -16,6 +16,9 @@
 #                          DIR/disk, faults F..); unmounted at exit
 #   mkloop_unmerged FILE [SECTOR]  mkloop with nomerges=2, so that a
 #                          request meeting a bad sector fails alone
+#   set_queue DEV ATTR VAL set DEV's /sys/block/DEV/queue/ATTR; the value
+#                          before is put back at exit (a loop device keeps
+#                          it after it is detached, for its next user)
 #   add_partition DISK N START LEN  a partition node of a loop device, in
 #                          $part; deleted at exit
 #   serve NAME ARGS...     an NBD server (nbdkit ARGS) on $T/NAME.sock with
@@ -52,6 +55,7 @@ T=$(mktemp -d "${PDD_TEST_DIR:-/var/tmp}/pdd-$name.XXXXXX")
 : >"$T/.mounts"
 : >"$T/.parts"
 : >"$T/.servers"
+: >"$T/.queues"
 
 cleanup() {
 	local dev p
@@ -67,6 +71,7 @@ cleanup() {
 			sleep 0.2
 		done
 	done <"$T/.parts"
+	restore_queue
 	while read -r dev; do
 		[ -n "$dev" ] && losetup -d "$dev" 2>/dev/null
 	done <"$T/.loops"
@@ -99,10 +104,27 @@ mkloop() {
 	echo "$dev"
 }
 
+set_queue() {
+	local p=/sys/block/${1#/dev/}/queue/$2
+	echo "$p $(cat "$p")" >>"$T/.queues" || fail "cannot read $p"
+	echo "$3" >"$p" || fail "cannot set $2 on $1"
+}
+
+# restore_queue [DEV]: put back what set_queue changed (on DEV alone), the
+# first value set last
+restore_queue() {
+	local p v
+	tac "$T/.queues" | while read -r p v; do
+		[[ -z $p || ( -n ${1:-} && $p != /sys/block/${1#/dev/}/* ) ]] ||
+			echo "$v" >"$p" 2>/dev/null
+	done
+	[ -z "${1:-}" ] || sed -i "\|^/sys/block/${1#/dev/}/|d" "$T/.queues"
+}
+
 mkloop_unmerged() {
 	local dev
 	dev=$(mkloop "$@") || exit 1
-	echo 2 >"/sys/block/${dev#/dev/}/queue/nomerges" || fail "cannot set nomerges on $dev"
+	set_queue "$dev" nomerges 2
 	echo "$dev"
 }
 

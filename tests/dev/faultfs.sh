@@ -47,12 +47,13 @@ expect_count() {	# expect_count NAME N
 loop() {
 	local l
 	l=$(mkloop "$M/disk" "$2")
-	echo 2 >"/sys/block/${l#/dev/}/queue/nomerges" || fail "cannot set nomerges on $l"
+	set_queue "$l" nomerges 2
 	command -v udevadm >/dev/null && udevadm settle 2>/dev/null
 	echo "$l: sector $2, dio $(cat "/sys/block/${l#/dev/}/loop/dio")" >&2
 	printf -v "$1" %s "$l"
 }
 unloop() {	# detach $1 now and forget it
+	restore_queue "$1"
 	losetup -d "$1" || fail "cannot detach $1"
 	sed -i "\|^$1\$|d" "$T/.loops"
 }
@@ -143,14 +144,14 @@ zeros "$T/res" 100 1
 if command -v fio >/dev/null; then
 	n=${L#/dev/}
 	for nm in 2 0; do
-		echo $nm >"/sys/block/$n/queue/nomerges"
+		set_queue "$L" nomerges $nm
 		errs=$(fio --name=merge --filename="$L" --direct=1 --rw=read --bs=512 --offset=49152 --size=16k \
 			--ioengine=libaio --iodepth=32 --iodepth_batch_submit=32 \
 			--continue_on_error=read 2>&1 | sed -n 's/.*errors *: total=\([0-9]*\),.*/\1/p')
 		echo "fio: nomerges=$nm: ${errs:-0} of 32 adjacent 512-byte reads fail" >&2
 		[ $nm = 2 ] && [ "${errs:-0}" != 1 ] && fail "nomerges=2: $errs reads failed, expected only the bad sector's"
 	done
-	echo 2 >"/sys/block/$n/queue/nomerges"
+	set_queue "$L" nomerges 2
 else
 	echo "no fio: merging not shown" >&2
 fi

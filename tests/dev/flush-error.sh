@@ -31,6 +31,13 @@ rm -f "$T/mnt/sparse"
 truncate -s 8M "$T/mnt/sparse"
 L=$(losetup --find --show "$T/mnt/sparse") || fail "losetup"
 echo "$L" >>"$T/.loops"
+# Linux (6.18 here) completes a loop request whose write to the backing
+# file came up short as a success: a request spanning the point where
+# tmpfs fills loses its tail without an error, whoever wrote it (GNU dd
+# oflag=direct bs=192k gets "6+0 records out" for 1152 KiB with 1024 KiB
+# in the file).  Requests of one page each are taken whole or not at all,
+# and pdd's merged writes (engine=threads) still fail as a whole then.
+set_queue "$L" max_sectors_kb 4
 run_pdd if="$T/src" of="$L" bpt=16
 expect_rc 15
 # with many writes in flight the device fills in whatever order they land,
