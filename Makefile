@@ -168,7 +168,7 @@ endif
 
 SRCS = src/main.c src/args.c src/usage.c src/dev.c src/open.c src/plan.c src/copy.c src/coe.c src/copy-map.c src/copy-end.c src/copy-hash.c src/copy-report.c src/seq.c \
        src/stats.c src/json.c src/progress.c src/msg.c src/signals.c src/engine.c src/zero.c src/copy-sparse.c \
-       src/map-extents.c src/map-text.c src/mapfile.c src/rescue.c src/rescue-range.c src/rescue-pass.c src/rescue-report.c src/verify.c src/verify-open.c src/verify-hash.c src/drive.c src/throttle.c src/guard.c src/guard-loop.c \
+       src/map-extents.c src/map-text.c src/mapfile.c src/rescue.c src/rescue-range.c src/rescue-pass.c src/rescue-report.c src/verify.c src/verify-open.c src/verify-hash.c src/drive.c src/bufs.c src/throttle.c src/guard.c src/guard-loop.c \
        src/hash.c src/hash-log.c src/libs.c src/version.c \
        $(GUARD_SRCS) $(NBD_SRCS) $(SCSI_SRCS) $(ENGINE_SRCS)
 LIB_SRCS = $(filter-out src/main.c,$(SRCS))

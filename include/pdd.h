@@ -304,6 +304,12 @@ void pdd_dev_measure_file(struct pdd_dev *d, const struct stat *st);
 int pdd_dev_skip_stream(struct pdd_dev *d, uint64_t bytes);
 int pdd_dev_flush(struct pdd_dev *d);
 
+/* n transfer buffers of len bytes aligned to align, in one mapping that
+ * huge pages can back, into bufs[] (bufs.c); 0 or -ENOMEM.  Freed
+ * together by pdd_bufs_free() with the same n, align and len. */
+int pdd_bufs_alloc(void **bufs, unsigned int n, size_t align, size_t len);
+void pdd_bufs_free(void **bufs, unsigned int n, size_t align, size_t len);
+
 /* Are reads (writes, for an output) through fd throttled by this
  * process's cgroup (blkio or io.max, on the whole disk fd's device or
  * file system lies on)?  throttle.c */

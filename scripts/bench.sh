@@ -248,6 +248,11 @@ new_loop() {	# new_loop DIR NAME SECTOR -> sets LOOPDEV
 	fi
 	[[ $LOOPDEV == /dev/* ]] || die "losetup printed '$LOOPDEV'"
 	LOOPS+=("$LOOPDEV")
+	# a loop device keeps the queue settings its last user gave it
+	# (nomerges=2 from a test that did not put it back): the defaults
+	echo 0 >"/sys/block/${LOOPDEV#/dev/}/queue/nomerges"
+	echo "$(cat "/sys/block/${LOOPDEV#/dev/}/queue/max_hw_sectors_kb")" \
+		>"/sys/block/${LOOPDEV#/dev/}/queue/max_sectors_kb" 2>/dev/null || true
 }
 loop_dio() { cat "/sys/block/$(basename "$1")/loop/dio" 2>/dev/null || echo "?"; }
 drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }

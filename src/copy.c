@@ -469,8 +469,9 @@ static int setup(struct core *c)
 	err = pdd_seq_init(&c->seq, p->depth, c->holes && ntrans ? PDD_UNTIL_EOF : ntrans);
 	c->slots = calloc(p->depth, sizeof(*c->slots));
 	c->bufs = calloc(p->depth, sizeof(*c->bufs));
+	if (!err && c->slots && c->bufs)
+		err = pdd_bufs_alloc(c->bufs, p->depth, p->buf_align, p->buf_len);
 	for (unsigned int i = 0; !err && c->slots && c->bufs && i < p->depth; i++) {
-		err = -posix_memalign(&c->bufs[i], p->buf_align, p->buf_len);
 		c->slots[i].buf = c->bufs[i];
 		c->slots[i].rq.buf_idx = i;
 	}
@@ -519,8 +520,7 @@ static void teardown(struct core *c)
 		c->bufs = NULL;
 	}
 	if (c->bufs)
-		for (unsigned int i = 0; i < c->p->depth; i++)
-			free(c->bufs[i]);
+		pdd_bufs_free(c->bufs, c->p->depth, c->p->buf_align, c->p->buf_len);
 	if (c->slots)
 		for (unsigned int i = 0; i < c->p->depth; i++)
 			free(c->slots[i].bad);

@@ -323,8 +323,9 @@ static int setup(struct rescuer *x)
 	x->slots = calloc(x->nslots, sizeof(*x->slots));
 	x->idle = calloc(x->nslots, sizeof(*x->idle));
 	x->bufs = calloc(x->nslots, sizeof(*x->bufs));
+	if (!err && x->bufs)
+		err = pdd_bufs_alloc(x->bufs, x->nslots, p->buf_align, p->buf_len);
 	for (unsigned int i = 0; !err && x->slots && x->idle && x->bufs && i < x->nslots; i++) {
-		err = -posix_memalign(&x->bufs[i], p->buf_align, p->buf_len);
 		x->slots[i].buf = x->bufs[i];
 		x->slots[i].rq.buf_idx = i;
 		x->idle[x->nidle++] = x->nslots - 1 - i;
@@ -358,8 +359,7 @@ static void teardown(struct rescuer *x)
 		x->bufs = NULL;
 	}
 	if (x->bufs)
-		for (unsigned int i = 0; i < x->nslots; i++)
-			free(x->bufs[i]);
+		pdd_bufs_free(x->bufs, x->nslots, x->p->buf_align, x->p->buf_len);
 	free(x->bufs);
 	free(x->slots);
 	free(x->idle);

@@ -319,13 +319,10 @@ static int setup(struct verifier *v)
 	v->idle = calloc(v->nslots, sizeof(*v->idle));
 	v->byidx = calloc(v->nslots, sizeof(*v->byidx));
 	v->bufs = calloc(nbufs, sizeof(*v->bufs));
-	for (unsigned int i = 0; !err && v->bufs && i < nbufs; i++) {
-		err = -posix_memalign(&v->bufs[i], p->buf_align, p->buf_len);
-		/* io_uring fills them behind valgrind's back; zeros once keep
-		 * memcmp() on them clean under memcheck */
-		if (!err)
-			memset(v->bufs[i], 0, p->buf_len);
-	}
+	/* a new mapping reads as zeros, which valgrind knows: memcmp() on
+	 * buffers io_uring filled behind its back stays clean */
+	if (!err && v->bufs)
+		err = pdd_bufs_alloc(v->bufs, nbufs, p->buf_align, p->buf_len);
 	if (err || !v->slots || !v->idle || !v->byidx || !v->bufs) {
 		pdd_error("cannot allocate %u buffers of %zu bytes: %s", nbufs, p->buf_len,
 			  strerror(ENOMEM));
@@ -360,8 +357,7 @@ static void teardown(struct verifier *v)
 		v->bufs = NULL;
 	}
 	if (v->bufs)
-		for (unsigned int i = 0; i < per_slot(v) * v->nslots; i++)
-			free(v->bufs[i]);
+		pdd_bufs_free(v->bufs, per_slot(v) * v->nslots, v->p->buf_align, v->p->buf_len);
 	free(v->bufs);
 	free(v->slots);
 	free(v->idle);
