@@ -53,7 +53,9 @@
  *                       disk is served at a time, and each takes at least
  *                       its size / N seconds (N bytes per second), its
  *                       delays and the real I/O included; requests in
- *                       flight wait their turn
+ *                       flight wait their turn, and one that waited
+ *                       starts when the one before it ends (the disk's
+ *                       time, not when the host woke the next thread)
  *   write_rate=N        the same for writes, where it differs from rate=
  *   slow_rate=A-B:N[,...]  a read or write that meets [A, B) is served at
  *                       N bytes per second where that is slower (one at
