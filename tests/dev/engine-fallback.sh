@@ -25,7 +25,7 @@ for e in EPERM ENOSYS; do
 	"$NORING" $e "$PDD" if="$T/in" of="$T/buf.$e" verbose=1 2>"$T/err" || rc=$?
 	expect_rc 0
 	expect_err "pdd: engine aio passed over: it would run synchronously here"
-	expect_err "pdd: engine threads, 4 threads, 8 transfers of 65536 bytes in flight"
+	expect_err "pdd: engine threads, 4 threads, 64 transfers of 65536 bytes in flight"
 	cmp -s "$T/in" "$T/buf.$e" || fail "$e: copy after falling back to threads differs"
 
 	# a stream still works, in order
