@@ -176,7 +176,7 @@ HDRS = $(wildcard include/*.h)
 
 # test-hash checks pdd's digests against libcrypto's own, called directly
 TEST_LIBS = $(if $(filter y,$(HAVE_LIBCRYPTO)),$(if $(STATIC),,$(LIBCRYPTO_LIBS)))
-UNIT_TESTS = args plan seq stats json progress map guard core zero hash $(if $(SCSI_SRCS),scsi) \
+UNIT_TESTS = args plan seq stats json progress map guard core zero bufs hash $(if $(SCSI_SRCS),scsi) \
 	$(if $(GUARD_SRCS),guard-proc)
 TOOLS = tests/tools/stamp tests/tools/noring tests/sgdouble/libsgdouble.so
 TOOLS += $(if $(shell pkg-config --exists fuse3 2>/dev/null && echo y),tests/faultfs/faultfs)
@@ -304,7 +304,7 @@ build/zerospeed: tests/tools/zerospeed.c build/src/zero.o
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^
 
 # the digests' speed through src/hash.c
-build/hashspeed: tests/tools/hashspeed.c build/src/hash.o
+build/hashspeed: tests/tools/hashspeed.c build/src/hash.o build/src/libs.o
 	$(msg) LINK $@
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 

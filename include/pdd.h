@@ -304,9 +304,10 @@ void pdd_dev_measure_file(struct pdd_dev *d, const struct stat *st);
 int pdd_dev_skip_stream(struct pdd_dev *d, uint64_t bytes);
 int pdd_dev_flush(struct pdd_dev *d);
 
-/* n transfer buffers of len bytes aligned to align, in one mapping that
- * huge pages can back, into bufs[] (bufs.c); 0 or -ENOMEM.  Freed
- * together by pdd_bufs_free() with the same n, align and len. */
+/* n transfer buffers of len bytes aligned to align (a power of two, or
+ * 0), in one mapping that huge pages can back, into bufs[] (bufs.c); 0,
+ * -EINVAL or -ENOMEM.  Freed together by pdd_bufs_free() with the same
+ * n, align and len. */
 int pdd_bufs_alloc(void **bufs, unsigned int n, size_t align, size_t len);
 void pdd_bufs_free(void **bufs, unsigned int n, size_t align, size_t len);
 

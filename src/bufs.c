@@ -13,38 +13,51 @@
 #include <errno.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "pdd.h"
 
 #define HUGE (2u << 20)
+
+static size_t page_size(void)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+
+	return pg > 0 ? (size_t)pg : 4096;
+}
 
 static size_t stride(size_t align, size_t len)
 {
 	return align > 1 ? (len + align - 1) / align * align : len;
 }
 
-/* the mapping's length for n buffers */
+/* the mapping's length for n buffers, whole pages */
 static size_t span(unsigned int n, size_t align, size_t len)
 {
-	size_t page = 4096, total = stride(align, len) * n;
+	size_t page = page_size(), total = stride(align, len) * n;
 
 	return (total + page - 1) / page * page;
 }
 
+/* align is a power of two (direct I/O's alignments are); so are the page
+ * and HUGE, and the largest of the three is a multiple of the others */
 int pdd_bufs_alloc(void **bufs, unsigned int n, size_t align, size_t len)
 {
-	size_t total = span(n, align, len), want = total >= HUGE ? HUGE : 4096;
-	size_t extra = align > want ? align : want, head, tail;
+	size_t total, page = page_size(), head, tail;
+	size_t extra = page;
 	uint8_t *map, *base;
 
-	if (!n || !len)
+	if (!n || !len || (align & (align - 1)))
 		return -EINVAL;
-	if (extra < 4096)
-		extra = 4096;
+	total = span(n, align, len);
+	if (total >= HUGE && extra < HUGE)
+		extra = HUGE;
+	if (align > extra)
+		extra = align;
 	map = mmap(NULL, total + extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (map == MAP_FAILED)
 		return -ENOMEM;
-	/* keep the aligned part only */
+	/* keep the aligned part only: head and tail are whole pages */
 	base = (uint8_t *)(((uintptr_t)map + extra - 1) / extra * extra);
 	head = (size_t)(base - map);
 	tail = extra - head;

@@ -105,8 +105,9 @@ mkloop() {
 }
 
 set_queue() {
-	local p=/sys/block/${1#/dev/}/queue/$2
-	echo "$p $(cat "$p")" >>"$T/.queues" || fail "cannot read $p"
+	local p=/sys/block/${1#/dev/}/queue/$2 v
+	v=$(cat "$p") && [ -n "$v" ] || fail "cannot read $p"
+	echo "$p $v" >>"$T/.queues"
 	echo "$3" >"$p" || fail "cannot set $2 on $1"
 }
 

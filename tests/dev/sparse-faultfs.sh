@@ -36,6 +36,7 @@ expect_count() {	# expect_count M NAME N
 }
 # unmount M L: detach loop device L (made here) and unmount faultfs M now
 unmount() {
+	restore_queue "$2"
 	losetup -d "$2" || fail "cannot detach $2"
 	sed -i "\|^$2\$|d" "$T/.loops"
 	for _ in $(seq 20); do fusermount3 -u "$T/$1" 2>/dev/null && break; sleep 0.2; done

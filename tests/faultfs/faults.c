@@ -280,6 +280,12 @@ void faults_turn_end(struct faults_turn *t)
 	/* the rest of the request's time at the rate, after the real I/O
 	 * and any delay: the next request starts when this one would end */
 	struct timespec ts = { (time_t)(t->end_ns / 1000000000u), (long)(t->end_ns % 1000000000u) };
+	uint64_t now = now_ns();
+
+	/* a turn that ran over (its delays or real I/O took longer than the
+	 * rate allows) ends now: the next does not start in the past */
+	if (now > busy_until)
+		busy_until = now;
 
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* src/bufs.c: every buffer aligned and writable end to end, in one
+ * mapping of whole pages; an alignment that is not a power of two is
+ * refused, not honoured halfway. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "pdd.h"
+
+/* n buffers of len at align: aligned, apart, and each byte ours */
+static void check(unsigned int n, size_t align, size_t len)
+{
+	void **bufs = calloc(n, sizeof(*bufs));
+
+	assert_non_null(bufs);
+	assert_int_equal(pdd_bufs_alloc(bufs, n, align, len), 0);
+	for (unsigned int i = 0; i < n; i++) {
+		assert_non_null(bufs[i]);
+		if (align > 1)
+			assert_int_equal((uintptr_t)bufs[i] % align, 0);
+		if (i)
+			assert_true((uintptr_t)bufs[i] >= (uintptr_t)bufs[i - 1] + len);
+		/* a new mapping reads as zeros */
+		assert_int_equal(((unsigned char *)bufs[i])[0], 0);
+		assert_int_equal(((unsigned char *)bufs[i])[len - 1], 0);
+		memset(bufs[i], (int)(i + 1), len);
+	}
+	for (unsigned int i = 0; i < n; i++)
+		for (size_t b = 0; b < len; b += 4093)
+			assert_int_equal(((unsigned char *)bufs[i])[b], (unsigned char)(i + 1));
+	pdd_bufs_free(bufs, n, align, len);
+	free(bufs);
+}
+
+static void test_alignments(void **state)
+{
+	(void)state;
+	check(1, 0, 1);
+	check(3, 512, 512);
+	check(7, 4096, 12288);		/* under 2 MiB in all */
+	check(16, 4096, 1 << 20);	/* 16 MiB: 2 MiB aligned mapping */
+	check(5, 4096, 3 << 20);
+	check(4, 1 << 20, 1 << 20);
+	check(2, 4u << 20, 65536);	/* an alignment above 2 MiB */
+	check(64, 512, 4096 + 512);	/* strides that are not whole pages */
+}
+
+static void test_refused(void **state)
+{
+	void *bufs[4] = { NULL };
+
+	(void)state;
+	assert_int_equal(pdd_bufs_alloc(bufs, 4, 6144, 1 << 20), -EINVAL);
+	assert_int_equal(pdd_bufs_alloc(bufs, 4, 12288, 12288), -EINVAL);
+	assert_int_equal(pdd_bufs_alloc(bufs, 0, 4096, 4096), -EINVAL);
+	assert_int_equal(pdd_bufs_alloc(bufs, 4, 4096, 0), -EINVAL);
+	assert_null(bufs[0]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_alignments),
+		cmocka_unit_test(test_refused),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
