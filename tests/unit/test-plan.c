@@ -428,7 +428,7 @@ static void test_stream_input_until_eof(void **state)
 	assert_true(p.total == PDD_UNTIL_EOF);
 	assert_int_equal(p.in_off, 2560);
 	/* no count of transfers to cap the depth */
-	assert_int_equal(p.depth, 8);
+	assert_int_equal(p.depth, 64);
 	assert_int_equal(p.threads, 4);
 }
 
@@ -1144,7 +1144,9 @@ static void test_sg_side_with_named_engine(void **state)
 
 /* --- depth, threads, buffers --------------------------------------------- */
 
-static void test_depth_twice_threads_by_default(void **state)
+/* threads: the asynchronous engines' depth (64 KiB transfers by default:
+ * 64), and twice the threads where that is more */
+static void test_threads_default_depth(void **state)
 {
 	struct pdd_opts o = opts();
 	struct pdd_dev in = regfile("in.img", false, 1 * GiB, false);
@@ -1153,13 +1155,11 @@ static void test_depth_twice_threads_by_default(void **state)
 
 	(void)state;
 	assert_plan_ok(&o, &in, &out, &p);
-	assert_int_equal(p.depth, 8);
+	assert_int_equal(p.depth, 64);
 	assert_int_equal(p.threads, 4);
-	/* or 256 KiB in flight where that is more, so that the workers
-	 * find contiguous requests to merge */
 	o.threads = 1;
 	assert_plan_ok(&o, &in, &out, &p);
-	assert_int_equal(p.depth, 4);
+	assert_int_equal(p.depth, 64);
 	assert_int_equal(p.threads, 1);
 	o.threads = 100;
 	assert_plan_ok(&o, &in, &out, &p);
@@ -1172,9 +1172,12 @@ static void test_depth_twice_threads_by_default(void **state)
 	o.bpt = 1;
 	assert_plan_ok(&o, &in, &out, &p);
 	assert_int_equal(p.depth, 64);
-	o.bpt = 2048;		/* 1 MiB: twice the threads */
+	o.bpt = 2048;		/* 1 MiB: 16 MiB in flight */
 	assert_plan_ok(&o, &in, &out, &p);
-	assert_int_equal(p.depth, 8);
+	assert_int_equal(p.depth, 16);
+	o.threads = 12;		/* twice the threads where that is more */
+	assert_plan_ok(&o, &in, &out, &p);
+	assert_int_equal(p.depth, 24);
 }
 
 /* the asynchronous engines: 64 requests, at most 16 MiB, at least 4 */
@@ -1368,7 +1371,7 @@ int main(void)
 		T(test_sg_engine_auto),
 		T(test_sg_side_with_named_engine),
 #endif
-		T(test_depth_twice_threads_by_default),
+		T(test_threads_default_depth),
 		T(test_depth_set_by_qd),
 		T(test_async_default_depth),
 #ifdef HAVE_LIBURING
