@@ -63,7 +63,7 @@ pdd: dry run, nothing is copied
   copy    to the end of the input, in blocks of bs=512
           input  from block 0 (byte 0) to the end of the input
           output from block 0 (byte 0) to the end of the input
-  using   engine=threads, 65536 bytes per transfer (bpt=128), qd=8, 4 threads
+  using   engine=threads, 65536 bytes per transfer (bpt=128), qd=64, 4 threads
 EOF
 
 plan if=/dev/zero of="$T/f" count=2 oflag=direct <<EOF

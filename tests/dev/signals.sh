@@ -28,6 +28,15 @@ interrupt() {
 	shift 2
 	"$PDD" "$@" 2>"$T/err" &
 	pid=$!
+	# with WAIT_FOR set, the moment counts from when that file exists
+	# (pdd writes its map before the first read): a signal before pdd
+	# has even set its handlers would leave no map, rightly
+	if [ -n "${WAIT_FOR:-}" ]; then
+		for _ in $(seq 250); do
+			[ -e "$WAIT_FOR" ] || ! kill -0 "$pid" 2>/dev/null && break
+			sleep 0.02
+		done
+	fi
 	sleep "$secs"
 	kill -"$sig" "$pid" 2>/dev/null
 	rc=0
@@ -93,7 +102,7 @@ for run in $(seq "${SIG_MAP_RUNS:-8}"); do
 	pick INT TERM KILL; sig=$picked
 	secs=$((RANDOM % 3)).$(printf '%03d' $((RANDOM % 1000)))
 	rm -f "$T/out" "$T/map" "$T/map.bak"
-	interrupt "$sig" "$secs" if="$dev" of="$T/out" map="$T/map" "${map_slow[@]}" "${eng[@]}"
+	WAIT_FOR=$T/map interrupt "$sig" "$secs" if="$dev" of="$T/out" map="$T/map" "${map_slow[@]}" "${eng[@]}"
 	case $sig in INT) want=130 ;; TERM) want=143 ;; KILL) want=137 ;; esac
 	if [ "$rc" = 0 ]; then
 		cmp -s "$T/back" "$T/out" || fail "map run $run finished before SIG$sig but differs"
