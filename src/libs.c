@@ -35,34 +35,28 @@ struct lib {
 };
 
 #define PDD_LIB_NAME(f) #f,
+#define COUNT(a) (sizeof(a) / sizeof(*(a)))
+/* a library built against, its functions' names and their pointers (a
+ * row of them, as the asserts check); one built without */
+#define LIB(soname, names, fns) { soname, names, &fns, COUNT(names), false, 0, "" }
+#define NO_LIB(name) { name, NULL, NULL, 0, true, -ENOENT, "pdd was built without " name }
 
 #ifdef HAVE_LIBNBD
 struct pdd_nbd_fns pdd_nbd_fns;
 static const char *const nbd_names[] = { PDD_NBD_FUNCS(PDD_LIB_NAME) };
-#define NBD_LIB { PDD_LIBNBD_SONAME, nbd_names, &pdd_nbd_fns, \
-		  sizeof(nbd_names) / sizeof(*nbd_names), false, 0, "" }
+_Static_assert(sizeof(pdd_nbd_fns) == COUNT(nbd_names) * sizeof(void *), "a row of pointers");
+#define NBD_LIB LIB(PDD_LIBNBD_SONAME, nbd_names, pdd_nbd_fns)
 #else
-#define NBD_LIB { "libnbd", NULL, NULL, 0, true, -ENOENT, "pdd was built without libnbd" }
+#define NBD_LIB NO_LIB("libnbd")
 #endif
 
 #ifdef HAVE_LIBCRYPTO
 struct pdd_crypto_fns pdd_crypto_fns;
 static const char *const crypto_names[] = { PDD_CRYPTO_FUNCS(PDD_LIB_NAME) };
-#define CRYPTO_LIB { PDD_LIBCRYPTO_SONAME, crypto_names, &pdd_crypto_fns, \
-		     sizeof(crypto_names) / sizeof(*crypto_names), false, 0, "" }
+_Static_assert(sizeof(pdd_crypto_fns) == COUNT(crypto_names) * sizeof(void *), "a row of pointers");
+#define CRYPTO_LIB LIB(PDD_LIBCRYPTO_SONAME, crypto_names, pdd_crypto_fns)
 #else
-#define CRYPTO_LIB { "libcrypto", NULL, NULL, 0, true, -ENOENT, \
-		     "pdd was built without libcrypto" }
-#endif
-
-#ifdef HAVE_LIBNBD
-_Static_assert(sizeof(pdd_nbd_fns) == sizeof(nbd_names) / sizeof(*nbd_names) * sizeof(void *),
-	       "pdd_nbd_fns is a row of pointers");
-#endif
-#ifdef HAVE_LIBCRYPTO
-_Static_assert(sizeof(pdd_crypto_fns) ==
-	       sizeof(crypto_names) / sizeof(*crypto_names) * sizeof(void *),
-	       "pdd_crypto_fns is a row of pointers");
+#define CRYPTO_LIB NO_LIB("libcrypto")
 #endif
 
 static struct lib libs[] = { [PDD_LIB_NBD] = NBD_LIB, [PDD_LIB_CRYPTO] = CRYPTO_LIB };
