@@ -8,8 +8,8 @@
 # which is why nomerges=2.  Write faults leave the backing file as it was,
 # fsync=1 fails fsync, delay_us= slows every request, slow= the requests
 # in its ranges and bad_delay_us= the failing reads, rate= serves one
-# request at a time at that rate (write_rate= for writes, slow_rate= in
-# its areas), flaky= ranges fail N
+# request at a time at that rate, in the order they came (write_rate= for
+# writes, slow_rate= in its areas), flaky= ranges fail N
 # reads and then read (GNU ddrescue -r 2 rescues those that fail fewer
 # times than it tries), the control file
 # changes the faults while mounted and counts requests and bytes,
@@ -280,6 +280,19 @@ timed dd if="$T/rsrc" of="$L" oflag=direct conv=notrunc bs=1M skip=2 seek=2 coun
 echo "write_rate=2097152: 1 MiB write in $us us" >&2
 [ "$us" -ge 500000 ] || fail "1 MiB write at 2 MiB/s took $us us"
 cmp -n 1048576 -i 2097152:2097152 "$T/rsrc" "$T/back" || fail "the write at a rate did not reach the backing file"
+# requests waiting their turn are served in the order they came, as a
+# disk serves its queue: 24 reads of 64 KiB (20 ms each) that come 5 ms
+# apart end in the order they started (served by whichever thread took
+# the lock first, they ended as "... 9 19 11 ... 18 10 20 ...")
+ctl "rate=3276800 reset"
+for k in $(seq 0 23); do
+	{ rd "$L" 65536 $((k * 2)) && echo "$(date +%s%N) $k" >>"$T/order"; } &
+	sleep 0.005
+done
+wait
+order=$(sort -n "$T/order" | awk '{print $2}' | paste -sd ' ')
+echo "rate=3276800: 24 reads 5 ms apart ended in the order $order" >&2
+[ "$order" = "$(seq 0 23 | paste -sd ' ')" ] || fail "reads in turn ended in the order $order"
 # slow_rate=: an area of the disk served slower than the rest
 ctl "rate=67108864 slow_rate=1048576-2097152:4194304 reset"
 expect_first "read= write= fsync=0 delay_us=0 rate=67108864 slow_rate=1048576-2097152:4194304"

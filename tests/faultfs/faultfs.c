@@ -53,7 +53,8 @@
  *                       disk is served at a time, and each takes at least
  *                       its size / N seconds (N bytes per second), its
  *                       delays and the real I/O included; requests in
- *                       flight wait their turn, and one that waited
+ *                       flight wait their turn in the order they came
+ *                       (a disk serves its queue in order), and one that waited
  *                       starts when the one before it ends (the disk's
  *                       time, not when the host woke the next thread)
  *   write_rate=N        the same for writes, where it differs from rate=

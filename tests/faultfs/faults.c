@@ -29,8 +29,12 @@ struct faults {
 
 static struct faults cur;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-/* held through a whole request while rate= is set: one at a time */
+/* While rate= is set one request is served at a time, in the order the
+ * requests came (a ticket each): a disk serves its queue in order, where
+ * a plain mutex would let whichever thread the host woke first go next. */
 static pthread_mutex_t serve_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t serve_cond = PTHREAD_COND_INITIALIZER;
+static uint64_t next_ticket, now_serving;	/* under serve_lock */
 static uint64_t busy_until;	/* the last turn's end, in the disk's time */
 static unsigned int jitter_seed = 1;	/* under lock */
 
@@ -263,6 +267,10 @@ void faults_turn_begin(struct faults_turn *t, int write, off_t off, size_t size)
 	if (ns > (double)MAX_US * 1000)
 		ns = (double)MAX_US * 1000;
 	pthread_mutex_lock(&serve_lock);
+	uint64_t ticket = next_ticket++;
+
+	while (ticket != now_serving)
+		pthread_cond_wait(&serve_cond, &serve_lock);
 	/* The disk keeps its own time: a request that was waiting when the
 	 * one before it ended starts at that end, not when this thread got
 	 * the lock, so that the host's wake-up latency (tens to hundreds of
@@ -271,6 +279,7 @@ void faults_turn_begin(struct faults_turn *t, int write, off_t off, size_t size)
 	 * disk starts when it came, with no credit for the idle time. */
 	t->end_ns = (arrived > busy_until ? arrived : busy_until) + (uint64_t)ns;
 	busy_until = t->end_ns;
+	pthread_mutex_unlock(&serve_lock);
 }
 
 void faults_turn_end(struct faults_turn *t)
@@ -282,13 +291,17 @@ void faults_turn_end(struct faults_turn *t)
 	struct timespec ts = { (time_t)(t->end_ns / 1000000000u), (long)(t->end_ns % 1000000000u) };
 	uint64_t now = now_ns();
 
+	pthread_mutex_lock(&serve_lock);
 	/* a turn that ran over (its delays or real I/O took longer than the
 	 * rate allows) ends now: the next does not start in the past */
 	if (now > busy_until)
 		busy_until = now;
-
+	pthread_mutex_unlock(&serve_lock);
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;
+	pthread_mutex_lock(&serve_lock);
+	now_serving++;
+	pthread_cond_broadcast(&serve_cond);
 	pthread_mutex_unlock(&serve_lock);
 }
 

@@ -33,7 +33,7 @@ int faults_request(int write, off_t off, size_t size);
  * size / rate seconds after the turn began (the rate of a slow_rate= area
  * it meets where that is slower).  Without a rate both do nothing. */
 struct faults_turn {
-	int held;		/* the turn holds the lock */
+	int held;		/* the request is served in turn, at a rate */
 	uint64_t end_ns;	/* CLOCK_MONOTONIC time it ends at the earliest */
 };
 void faults_turn_begin(struct faults_turn *t, int write, off_t off, size_t size);
