@@ -284,7 +284,8 @@ build/asan/test-core: $(CORE_TEST_SRCS) $(CORE_TEST_HDRS) $(LIB_SRCS:%.c=build/a
 	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=address,undefined -fno-omit-frame-pointer \
 		-fno-sanitize-recover=all -o $@ $(filter-out %.h,$^) -lcmocka $(LDLIBS) $(TEST_LIBS)
 
-# the digests' threads and ring under TSan (make tsan runs it)
+# the digests' threads and ring, and the buffers' helper, under TSan
+# (make tsan runs them)
 build/tsan/test-%: tests/unit/test-%.c $(LIB_SRCS:%.c=build/tsan/%.o)
 	$(msg) LINK $@
 	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=thread -o $@ $^ -lcmocka $(LDLIBS) $(TEST_LIBS)
@@ -329,8 +330,9 @@ unit-san: $(UNIT_TESTS:%=build/asan/test-%)
 clang: $(SRCS:%.c=build/clang/%.o) build/clang/src/guard-proc.o
 	@echo "  clang: no warnings"
 
-tsan: build/tsan/pdd build/tsan/test-hash $(TOOLS)
+tsan: build/tsan/pdd build/tsan/test-hash build/tsan/test-bufs $(TOOLS)
 	$(Q)TSAN_OPTIONS="halt_on_error=1 $${TSAN_OPTIONS:-}" build/tsan/test-hash
+	$(Q)TSAN_OPTIONS="halt_on_error=1 $${TSAN_OPTIONS:-}" build/tsan/test-bufs
 	$(Q)PDD=build/tsan/pdd tests/run-tests tests/dev/tsan-threads.sh tests/dev/tsan-sg.sh
 
 # every engine's copy path under ASan+UBSan, on files, pipes and devices

@@ -55,6 +55,8 @@ struct core {
 	struct pdd_seq seq;		/* write order and done mark */
 	struct slot *slots;		/* seq.win of them; transfer i uses i % win */
 	void **bufs;			/* each slot's buffer, for the engine */
+	struct pdd_fill *fill;		/* bringing them into memory (bufs.c);
+					 * NULL once all are in */
 	unsigned int reads;		/* reads handed to the driver, not back */
 	unsigned int writes;		/* writes likewise */
 	uint64_t retired;		/* transfers counted into out_bytes */
@@ -117,6 +119,24 @@ struct core {
 static inline struct slot *slot_of(struct core *c, uint64_t idx)
 {
 	return &c->slots[idx % pdd_seq_win(&c->seq)];
+}
+
+/* May the next read start, as far as its buffer goes?  Once every buffer
+ * is in memory the engines are told (they may register them).  With
+ * nothing in flight to wake the loop again, the buffer is brought in now. */
+static inline bool core_buf_in(struct core *c)
+{
+	if (!c->fill)
+		return true;
+	if (!pdd_fill_ready(c->fill, pdd_seq_next_read(&c->seq) % pdd_seq_win(&c->seq),
+			    !c->reads && !c->writes))
+		return false;
+	if (pdd_fill_all(c->fill)) {
+		pdd_fill_end(c->fill);
+		c->fill = NULL;
+		pdd_drive_bufs_in(&c->drv);
+	}
+	return true;
 }
 
 static inline uint64_t in_start(const struct core *c, const struct slot *s)

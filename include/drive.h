@@ -61,6 +61,10 @@ struct pdd_drive {
 					 * for a reason of its own (give_up=), and
 					 * what silent devices hold is given up as
 					 * on a stop */
+	bool bufs_later;		/* set before pdd_drive_start(): the
+					 * buffers come into memory as the
+					 * copy starts, pdd_drive_bufs_in()
+					 * says when all are */
 	const struct pdd_drive_ops *ops;
 	void *ctx;
 };
@@ -69,6 +73,7 @@ int pdd_drive_start(struct pdd_drive *d, const struct pdd_plan *p,
 		    const struct pdd_dev *side[2], void *const *bufs,
 		    unsigned int nbufs, unsigned int depth);
 int pdd_drive_submit(struct pdd_drive *d, int k, struct pdd_req *rq);
+void pdd_drive_bufs_in(struct pdd_drive *d);
 int pdd_drive_run(struct pdd_drive *d);
 int pdd_drive_flush(struct pdd_drive *d, int k, struct pdd_dev *dev);
 void pdd_drive_say_failed(const struct pdd_drive *d, const char *what, const char *why);

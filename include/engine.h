@@ -134,6 +134,10 @@ struct pdd_engine_ops {
 	int (*flush)(struct pdd_engine *e);
 	/* stop and free; every started request has been reaped */
 	void (*exit)(struct pdd_engine *e);
+	/* with bufs_later, every buffer is in memory now: an engine that
+	 * registers them with the kernel (which faults them in) does it
+	 * here.  NULL: nothing to do */
+	void (*bufs_in)(struct pdd_engine *e);
 };
 
 /* pollfd() fills at most this many descriptors: an sg side opens one
@@ -148,6 +152,8 @@ struct pdd_engine {
 	void *const *bufs;		/* the core's transfer buffers */
 	unsigned int nbufs;		/* how many */
 	size_t buf_len;			/* bytes in each */
+	bool bufs_later;		/* they come into memory as the copy
+					 * starts (pdd_fill_start()) */
 	bool reads_alone;		/* merge no reads (pdd_plan.reads_alone) */
 	uint64_t recovered;		/* errors the device recovered itself */
 	void *priv;			/* the engine's own state */

@@ -9,9 +9,24 @@
  * CPU before the first byte was copied, and every 1 MiB request of aio
  * or a plain pread/pwrite pins 256 pages.  Backed by huge pages the
  * mapping faults in 2 MiB at a time and pins a page per 2 MiB.
+ *
+ * The first touch of that memory still costs: on a virtual machine whose
+ * host has taken the free memory back, 32 MiB of huge pages took 122 ms
+ * to fault in the first time (274 MB/s) and 3.7 ms when used again, and
+ * a first batch of aio or io_uring requests faults in every buffer it
+ * reads into before the first one reaches the device (a 1 MiB copy at
+ * qd=32 started reading 70-115 ms after pdd started, 6 ms at qd=8).  So
+ * a copy's buffers are brought in by a helper thread, in order, while
+ * its first transfers run (pdd_fill_start()).
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -76,4 +91,137 @@ void pdd_bufs_free(void **bufs, unsigned int n, size_t align, size_t len)
 {
 	if (bufs && n && bufs[0])
 		munmap(bufs[0], span(n, align, len));
+}
+
+struct pdd_fill {
+	void *const *bufs;
+	unsigned int n;
+	size_t len;
+	atomic_uint next;		/* the next buffer to claim */
+	atomic_uint count;		/* buffers in memory */
+	atomic_bool stop;
+	atomic_uchar *in;		/* in[i]: buffer i is in memory */
+	pthread_t thread;
+	bool started;			/* thread runs */
+};
+
+/* Buffer i's pages into memory.  No one uses buffer i yet (it is not
+ * in[]); its neighbours may be in use, but MADV_POPULATE_WRITE (Linux
+ * 5.14) faults whole pages in without writing them.  Before that, a zero
+ * is written into each page of the buffer's own bytes (fresh memory reads
+ * as zeros). */
+static void fill_one(struct pdd_fill *f, unsigned int i)
+{
+	size_t page = page_size();
+	uintptr_t b = (uintptr_t)f->bufs[i], lo = b / page * page;
+	uintptr_t hi = (b + f->len + page - 1) / page * page;
+
+#ifdef MADV_POPULATE_WRITE
+	if (!madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE))
+		return;
+#endif
+	((volatile uint8_t *)b)[0] = 0;
+	for (uintptr_t p = lo + page; p < b + f->len; p += page)
+		*(volatile uint8_t *)p = 0;
+}
+
+/* Bring in the next buffer no one has claimed; false when none is left. */
+static bool claim(struct pdd_fill *f)
+{
+	unsigned int i = atomic_fetch_add(&f->next, 1);
+
+	if (i >= f->n)
+		return false;
+	fill_one(f, i);
+	atomic_store_explicit(&f->in[i], 1, memory_order_release);
+	atomic_fetch_add_explicit(&f->count, 1, memory_order_release);
+	return true;
+}
+
+static void *filler(void *arg)
+{
+	struct pdd_fill *f = arg;
+
+	while (!atomic_load(&f->stop) && claim(f))
+		;
+	return NULL;
+}
+
+/* Below a huge page the faults cost too little to hand over. */
+struct pdd_fill *pdd_fill_new(void *const *bufs, unsigned int n, size_t len)
+{
+	struct pdd_fill *f;
+
+	if (n < 2 || span(n, 1, len) < HUGE)
+		return NULL;
+	f = calloc(1, sizeof(*f));
+	if (f)
+		f->in = calloc(n, sizeof(*f->in));
+	if (!f || !f->in) {	/* each is faulted in by its first request */
+		if (f)
+			free(f->in);
+		free(f);
+		return NULL;
+	}
+	f->bufs = bufs;
+	f->n = n;
+	f->len = len;
+	/* the first is faulted in by its own first request at once */
+	atomic_init(&f->in[0], 1);
+	atomic_init(&f->count, 1);
+	atomic_init(&f->next, 1);
+	atomic_init(&f->stop, false);
+	return f;
+}
+
+/* Started once the copy's set-up is done: until Linux 6.4 a fault holds
+ * the memory map's lock for reading, and the helper's faults kept the
+ * set-up's own mmap() calls (io_uring's rings, stdio) waiting 9-20 ms
+ * each. */
+void pdd_fill_go(struct pdd_fill *f)
+{
+	sigset_t all, old;
+
+	if (!f)
+		return;
+	/* the copy's signals are for the thread that runs it */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	f->started = !pthread_create(&f->thread, NULL, filler, f);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!f->started) {	/* each is faulted in by its first request */
+		for (unsigned int i = 0; i < f->n; i++)
+			atomic_store(&f->in[i], 1);
+		atomic_store(&f->count, f->n);
+	}
+}
+
+bool pdd_fill_ready(struct pdd_fill *f, unsigned int i, bool wait)
+{
+	if (!f || i >= f->n || atomic_load_explicit(&f->in[i], memory_order_acquire))
+		return true;
+	if (!wait)
+		return false;
+	/* buffers are claimed in order: claim up to i, or wait for the
+	 * helper, which has claimed it, to bring it in (a few ms at most) */
+	while (!atomic_load_explicit(&f->in[i], memory_order_acquire))
+		if (!claim(f))
+			sched_yield();
+	return true;
+}
+
+bool pdd_fill_all(struct pdd_fill *f)
+{
+	return !f || atomic_load_explicit(&f->count, memory_order_acquire) == f->n;
+}
+
+void pdd_fill_end(struct pdd_fill *f)
+{
+	if (!f)
+		return;
+	atomic_store(&f->stop, true);
+	if (f->started)
+		pthread_join(f->thread, NULL);
+	free(f->in);
+	free(f);
 }

@@ -288,11 +288,10 @@ static void read_done(struct core *c, struct slot *s)
 		s->tries = 0;
 	if (s->rq.res == 0) {			/* end of the input */
 		pdd_seq_stop_at(&c->seq, s->got ? idx + 1 : idx);
-		if (!s->got) {
+		if (s->got)
+			pdd_seq_read_done(&c->seq, idx);
+		else
 			pdd_seq_drop(&c->seq, idx);
-			return;
-		}
-		pdd_seq_read_done(&c->seq, idx);
 		return;
 	}
 	core_read_more(c, s);
@@ -362,7 +361,7 @@ static void issue(struct core *c)
 	do {
 		more = false;
 		while (pdd_seq_can_read(&c->seq) && !(c->in->stream && c->reads) &&
-		       core_hash_room(c)) {
+		       core_hash_room(c) && core_buf_in(c)) {
 			start_read(c);
 			more = true;
 		}
@@ -480,6 +479,7 @@ static int setup(struct core *c)
 			  p->buf_len, strerror(ENOMEM));
 		return -ENOMEM;
 	}
+	c->drv.bufs_later = (c->fill = pdd_fill_new(c->bufs, p->depth, p->buf_len)) != NULL;
 	/* only now, with the memory in hand, is the output made (the
 	 * engine may register its descriptor), and it is cut (oflag=trunc)
 	 * once the engine has started: a copy that cannot start leaves it
@@ -514,6 +514,7 @@ static int setup(struct core *c)
 
 static void teardown(struct core *c)
 {
+	pdd_fill_end(c->fill);
 	/* buffers a dead engine may still fill are kept to the exit */
 	if (pdd_drive_end(&c->drv)) {
 		pdd_drive_keep(c->bufs);
@@ -558,7 +559,7 @@ int pdd_copy(const struct pdd_plan *p, struct pdd_dev *in,
 	getrusage(RUSAGE_SELF, &ru0);
 	c.t0 = c.last_save = pdd_now();
 	pdd_progress_start(o->progress, c.todo, c.ntodo, c.t0);
-
+	pdd_fill_go(c.fill);	/* set up: the buffers come in from here */
 	err = pdd_drive_run(&c.drv);
 	pdd_progress_end();
 	r->recovered = c.drv.eng[PDD_IN].recovered + c.drv.eng[PDD_OUT].recovered;

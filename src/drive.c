@@ -53,7 +53,7 @@ int pdd_drive_start(struct pdd_drive *d, const struct pdd_plan *p,
 		err = pdd_engine_start(&d->eng[k], p->ops[k], &(struct pdd_engine){
 			.dev = side[k], .threads = threads[k], .depth = depth,
 			.bufs = bufs, .nbufs = nbufs, .buf_len = p->buf_len,
-			.reads_alone = p->reads_alone });
+			.bufs_later = d->bufs_later, .reads_alone = p->reads_alone });
 		pdd_signals_block(false, &old);
 		if (err) {
 			d->eng[k].ops = NULL;
@@ -63,6 +63,14 @@ int pdd_drive_start(struct pdd_drive *d, const struct pdd_plan *p,
 	}
 	d->last_done = pdd_now();
 	return err;
+}
+
+/* Every buffer is in memory now (pdd_drive.bufs_later). */
+void pdd_drive_bufs_in(struct pdd_drive *d)
+{
+	for (int k = PDD_IN; k <= PDD_OUT; k++)
+		if (d->eng[k].ops && d->eng[k].ops->bufs_in)
+			d->eng[k].ops->bufs_in(&d->eng[k]);
 }
 
 /* The verbose line saying who moves the bytes, and how many worker

@@ -88,6 +88,12 @@ static void register_buffers(struct pdd_engine *e, struct uring_priv *u)
 			 strerror(-err));
 }
 
+static void uring_bufs_in(struct pdd_engine *e)
+{
+	if (e->dev->direct && e->buf_len <= PDD_URING_FIXED_MAX)
+		register_buffers(e, e->priv);
+}
+
 static int uring_init(struct pdd_engine *e)
 {
 	struct uring_priv *u = calloc(1, sizeof(*u));
@@ -105,10 +111,10 @@ static int uring_init(struct pdd_engine *e)
 	register_files(e, u);
 	/* fixed buffers spare direct I/O the pinning of its pages on every
 	 * request, which counts for small transfers only; through the page
-	 * cache they save nothing.  Pinning them up front costs ~1 ms per
-	 * 4 MiB, all of it, where a sparse copy may touch little of it */
-	if (e->dev->direct && e->buf_len <= PDD_URING_FIXED_MAX)
-		register_buffers(e, u);
+	 * cache they save nothing.  Pinning them faults them all in: where
+	 * that is still to come, once they are in (uring_bufs_in) */
+	if (!e->bufs_later)
+		uring_bufs_in(e);
 	/* a direct request that the cgroup throttles would be charged twice
 	 * when issued without waiting first (throttle.c) */
 	u->async = e->dev->direct && pdd_throttled(e->dev->fd, e->dev->output);
@@ -233,4 +239,5 @@ const struct pdd_engine_ops pdd_uring_ops = {
 	.reap = uring_reap,
 	.pollfd = uring_pollfd,
 	.exit = uring_exit,
+	.bufs_in = uring_bufs_in,
 };

@@ -14,6 +14,11 @@ for thr in 2 3 8 16; do
 		cmp -s "$T/in" "$T/out.$thr.$bpt" || fail "threads=$thr bpt=$bpt copy differs"
 	done
 done
+# 1 MiB transfers: the buffers' helper brings them in while the copy
+# runs (16 of them for 4 transfers: it may be stopped before it is done)
+run_pdd if="$T/in" of="$T/big" bs=512 bpt=2048 oflag=direct
+expect_rc 0
+cmp -s "$T/in" "$T/big" || fail "bpt=2048 copy differs"
 # streams on both sides, and a direct file output with a buffered tail
 pdd bs=1000 bpt=3 threads=8 <"$T/in" 2>"$T/err" | cat >"$T/pipe.out" || fail "pipe copy: $(cat "$T/err")"
 cmp -s "$T/in" "$T/pipe.out" || fail "pipe copy differs"

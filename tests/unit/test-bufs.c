@@ -5,10 +5,12 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -64,11 +66,77 @@ static void test_refused(void **state)
 	assert_null(bufs[0]);
 }
 
+/* every page of [p, p + len) is in memory */
+static bool resident(void *p, size_t len)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), n = (len + page - 1) / page;
+	unsigned char *vec = calloc(n, 1);
+	bool all = vec && !mincore(p, len, vec);
+
+	for (size_t i = 0; all && i < n; i++)
+		all = vec[i] & 1;
+	free(vec);
+	return all;
+}
+
+/* the helper brings every buffer in, in any race with the copy asking
+ * for them; what the copy wrote into a buffer it was given stays */
+static void test_fill(void **state)
+{
+	enum { N = 16, LEN = 1 << 20 };
+	void *bufs[N];
+	struct pdd_fill *f;
+
+	(void)state;
+	assert_int_equal(pdd_bufs_alloc(bufs, 4, 4096, 4096), 0);
+	assert_null(pdd_fill_new(bufs, 4, 4096));	/* 16 KiB: not worth a thread */
+	assert_true(pdd_fill_ready(NULL, 3, false));
+	assert_true(pdd_fill_all(NULL));
+	pdd_fill_end(NULL);
+	pdd_bufs_free(bufs, 4, 4096, 4096);
+
+	for (int round = 0; round < 3; round++) {
+		assert_int_equal(pdd_bufs_alloc(bufs, N, 4096, LEN), 0);
+		f = pdd_fill_new(bufs, N, LEN);
+		assert_non_null(f);
+		assert_true(pdd_fill_ready(f, 0, false));	/* the first at once */
+		assert_false(pdd_fill_all(f));
+		pdd_fill_go(f);
+		/* round 0 asks for each in turn as a copy does, waiting; round
+		 * 1 only looks, round 2 ends the helper at once */
+		for (unsigned int i = 0; round == 0 && i < N; i++) {
+			assert_true(pdd_fill_ready(f, i, true));
+			memset(bufs[i], (int)(i + 1), LEN);
+		}
+		while (round == 1 && !pdd_fill_all(f))
+			;
+		if (round == 1)
+			assert_true(resident(bufs[0], (size_t)N * LEN));
+		if (round < 2)
+			for (unsigned int i = 0; i < N; i++)
+				assert_true(pdd_fill_ready(f, i, false));
+		pdd_fill_end(f);
+		for (unsigned int i = 0; i < N; i++)
+			for (size_t b = 0; b < LEN; b += 4093)
+				assert_int_equal(((unsigned char *)bufs[i])[b],
+						 round ? 0 : (unsigned char)(i + 1));
+		pdd_bufs_free(bufs, N, 4096, LEN);
+	}
+	/* never started: ended all the same */
+	assert_int_equal(pdd_bufs_alloc(bufs, N, 4096, LEN), 0);
+	f = pdd_fill_new(bufs, N, LEN);
+	assert_false(pdd_fill_ready(f, 1, false));
+	assert_true(pdd_fill_ready(f, 1, true));	/* brought in by the asker */
+	pdd_fill_end(f);
+	pdd_bufs_free(bufs, N, 4096, LEN);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_alignments),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_fill),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
