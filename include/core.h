@@ -56,7 +56,8 @@ struct core {
 	struct slot *slots;		/* seq.win of them; transfer i uses i % win */
 	void **bufs;			/* each slot's buffer, for the engine */
 	struct pdd_fill *fill;		/* bringing them into memory (bufs.c);
-					 * NULL once all are in */
+					 * NULL once all are in, or where no
+					 * helper is needed */
 	unsigned int reads;		/* reads handed to the driver, not back */
 	unsigned int writes;		/* writes likewise */
 	uint64_t retired;		/* transfers counted into out_bytes */
@@ -122,14 +123,14 @@ static inline struct slot *slot_of(struct core *c, uint64_t idx)
 }
 
 /* May the next read start, as far as its buffer goes?  Once every buffer
- * is in memory the engines are told (they may register them).  With
- * nothing in flight to wake the loop again, the buffer is brought in now. */
+ * is in memory the engines are told (they may register them).  With no
+ * read in flight (whose end wakes the loop to look again) the buffer is
+ * brought in now: the input would otherwise sit idle. */
 static inline bool core_buf_in(struct core *c)
 {
 	if (!c->fill)
 		return true;
-	if (!pdd_fill_ready(c->fill, pdd_seq_next_read(&c->seq) % pdd_seq_win(&c->seq),
-			    !c->reads && !c->writes))
+	if (!pdd_fill_ready(c->fill, pdd_seq_next_read(&c->seq) % pdd_seq_win(&c->seq), !c->reads))
 		return false;
 	if (pdd_fill_all(c->fill)) {
 		pdd_fill_end(c->fill);

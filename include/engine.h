@@ -153,7 +153,7 @@ struct pdd_engine {
 	unsigned int nbufs;		/* how many */
 	size_t buf_len;			/* bytes in each */
 	bool bufs_later;		/* they come into memory as the copy
-					 * starts (pdd_fill_start()) */
+					 * starts (pdd_fill_go()) */
 	bool reads_alone;		/* merge no reads (pdd_plan.reads_alone) */
 	uint64_t recovered;		/* errors the device recovered itself */
 	void *priv;			/* the engine's own state */

@@ -312,16 +312,17 @@ int pdd_bufs_alloc(void **bufs, unsigned int n, size_t align, size_t len);
 void pdd_bufs_free(void **bufs, unsigned int n, size_t align, size_t len);
 
 /* A helper thread that brings a copy's n buffers of len bytes into memory
- * in order while the copy starts (bufs.c).  pdd_fill_new() is NULL when
- * there is no need (less than a huge page in all) or no memory: each
- * buffer is then faulted in by its first request, which is always safe.
+ * in order while the copy starts (bufs.c), those of the first use
+ * transfers at most.  pdd_fill_new() is NULL when there is no need (less
+ * than a huge page in all) or no memory: each buffer is then faulted in
+ * by its first request, which is always safe.
  * pdd_fill_go() starts the helper.  Buffer 0 is ready at once.
  * pdd_fill_ready(): may buffer i be used?  With wait, it is brought in
  * first (for a loop with nothing in flight to wake it).  pdd_fill_all():
  * every buffer is in.  pdd_fill_end() stops the helper and frees f,
  * before the buffers go.  f may be NULL in each. */
 struct pdd_fill;
-struct pdd_fill *pdd_fill_new(void *const *bufs, unsigned int n, size_t len);
+struct pdd_fill *pdd_fill_new(void *const *bufs, unsigned int n, size_t len, uint64_t use);
 void pdd_fill_go(struct pdd_fill *f);
 bool pdd_fill_ready(struct pdd_fill *f, unsigned int i, bool wait);
 bool pdd_fill_all(struct pdd_fill *f);

@@ -17,20 +17,26 @@
  * reads into before the first one reaches the device (a 1 MiB copy at
  * qd=32 started reading 70-115 ms after pdd started, 6 ms at qd=8).  So
  * a copy's buffers are brought in by a helper thread, in order, while
- * its first transfers run (pdd_fill_start()).
+ * its first transfers run (pdd_fill_new(), pdd_fill_go()).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pdd.h"
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23	/* Linux 5.14; older C libraries lack it */
+#endif
+
 
 #define HUGE (2u << 20)
 
@@ -105,34 +111,44 @@ struct pdd_fill {
 	bool started;			/* thread runs */
 };
 
-/* Buffer i's pages into memory.  No one uses buffer i yet (it is not
- * in[]); its neighbours may be in use, but MADV_POPULATE_WRITE (Linux
- * 5.14) faults whole pages in without writing them.  Before that, a zero
- * is written into each page of the buffer's own bytes (fresh memory reads
- * as zeros). */
-static void fill_one(struct pdd_fill *f, unsigned int i)
+/* Buffer i's pages into memory, a huge page at a time (the memory map's
+ * lock is held through each call, and a stop is seen between them): false
+ * when stopped first.  No one uses buffer i yet (it is not in[]); its
+ * neighbours may be in use, but MADV_POPULATE_WRITE faults whole pages in
+ * without writing them.  Before Linux 5.14 a zero is written into each
+ * page of the buffer's own bytes instead (fresh memory reads as zeros). */
+static bool fill_one(struct pdd_fill *f, unsigned int i)
 {
 	size_t page = page_size();
 	uintptr_t b = (uintptr_t)f->bufs[i], lo = b / page * page;
 	uintptr_t hi = (b + f->len + page - 1) / page * page;
 
-#ifdef MADV_POPULATE_WRITE
-	if (!madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE))
-		return;
-#endif
+	for (uintptr_t p = lo; p < hi; p += HUGE) {
+		if (atomic_load(&f->stop))
+			return false;
+		if (madvise((void *)p, hi - p < HUGE ? hi - p : HUGE, MADV_POPULATE_WRITE))
+			break;
+		if (hi - p <= HUGE)
+			return true;
+	}
 	((volatile uint8_t *)b)[0] = 0;
 	for (uintptr_t p = lo + page; p < b + f->len; p += page)
 		*(volatile uint8_t *)p = 0;
+	return true;
 }
 
-/* Bring in the next buffer no one has claimed; false when none is left. */
-static bool claim(struct pdd_fill *f)
+/* Claim the next buffer if it is at most last, and bring it in: false
+ * when there is none such (all claimed up to last) or on a stop. */
+static bool claim(struct pdd_fill *f, unsigned int last)
 {
-	unsigned int i = atomic_fetch_add(&f->next, 1);
+	unsigned int i = atomic_load(&f->next);
 
-	if (i >= f->n)
+	do {
+		if (i > last || i >= f->n)
+			return false;
+	} while (!atomic_compare_exchange_weak(&f->next, &i, i + 1));
+	if (!fill_one(f, i))
 		return false;
-	fill_one(f, i);
 	atomic_store_explicit(&f->in[i], 1, memory_order_release);
 	atomic_fetch_add_explicit(&f->count, 1, memory_order_release);
 	return true;
@@ -142,16 +158,20 @@ static void *filler(void *arg)
 {
 	struct pdd_fill *f = arg;
 
-	while (!atomic_load(&f->stop) && claim(f))
+	while (claim(f, f->n - 1))
 		;
 	return NULL;
 }
 
-/* Below a huge page the faults cost too little to hand over. */
-struct pdd_fill *pdd_fill_new(void *const *bufs, unsigned int n, size_t len)
+/* Below a huge page the faults cost too little to hand over.  Buffers
+ * the copy will not use (more than the transfers it plans) are left
+ * alone. */
+struct pdd_fill *pdd_fill_new(void *const *bufs, unsigned int n, size_t len, uint64_t use)
 {
 	struct pdd_fill *f;
 
+	if (use < n)
+		n = (unsigned int)use;
 	if (n < 2 || span(n, 1, len) < HUGE)
 		return NULL;
 	f = calloc(1, sizeof(*f));
@@ -174,10 +194,9 @@ struct pdd_fill *pdd_fill_new(void *const *bufs, unsigned int n, size_t len)
 	return f;
 }
 
-/* Started once the copy's set-up is done: until Linux 6.4 a fault holds
- * the memory map's lock for reading, and the helper's faults kept the
- * set-up's own mmap() calls (io_uring's rings, stdio) waiting 9-20 ms
- * each. */
+/* Started once the copy's set-up is done: the helper's faults hold the
+ * memory map's lock for reading, and kept the set-up's own mmap() calls
+ * (io_uring's rings, stdio) waiting 9-20 ms each. */
 void pdd_fill_go(struct pdd_fill *f)
 {
 	sigset_t all, old;
@@ -187,9 +206,13 @@ void pdd_fill_go(struct pdd_fill *f)
 	/* the copy's signals are for the thread that runs it */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	f->started = !pthread_create(&f->thread, NULL, filler, f);
+	int err = pthread_create(&f->thread, NULL, filler, f);
+
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!f->started) {	/* each is faulted in by its first request */
+	f->started = !err;
+	if (err) {	/* each is faulted in by its first request */
+		pdd_info(1, "buffers: no thread to bring them in (%s): each comes in with its first transfer",
+			 strerror(err));
 		for (unsigned int i = 0; i < f->n; i++)
 			atomic_store(&f->in[i], 1);
 		atomic_store(&f->count, f->n);
@@ -202,11 +225,11 @@ bool pdd_fill_ready(struct pdd_fill *f, unsigned int i, bool wait)
 		return true;
 	if (!wait)
 		return false;
-	/* buffers are claimed in order: claim up to i, or wait for the
-	 * helper, which has claimed it, to bring it in (a few ms at most) */
+	/* buffers are claimed in order: claim those up to i, then wait for
+	 * the helper to bring in what it has claimed (a buffer's faults) */
 	while (!atomic_load_explicit(&f->in[i], memory_order_acquire))
-		if (!claim(f))
-			sched_yield();
+		if (!claim(f, i))
+			nanosleep(&(struct timespec){ 0, 50000 }, NULL);
 	return true;
 }
 

@@ -479,7 +479,7 @@ static int setup(struct core *c)
 			  p->buf_len, strerror(ENOMEM));
 		return -ENOMEM;
 	}
-	c->drv.bufs_later = (c->fill = pdd_fill_new(c->bufs, p->depth, p->buf_len)) != NULL;
+	c->drv.bufs_later = (c->fill = pdd_fill_new(c->bufs, p->depth, p->buf_len, ntrans)) != NULL;
 	/* only now, with the memory in hand, is the output made (the
 	 * engine may register its descriptor), and it is cut (oflag=trunc)
 	 * once the engine has started: a copy that cannot start leaves it

@@ -79,7 +79,11 @@ static void register_buffers(struct pdd_engine *e, struct uring_priv *u)
 			iov[i].iov_base = e->bufs[i];
 			iov[i].iov_len = e->buf_len;
 		}
-		err = io_uring_register_buffers(&u->ring, iov, e->nbufs);
+		/* during the copy, with IORING_REGISTER_BUFFERS2 (Linux 5.13):
+		 * on older kernels the plain kind waits for every request in
+		 * flight, and a kernel without it refuses (plain buffers then) */
+		err = e->bufs_later ? io_uring_register_buffers_tags(&u->ring, iov, NULL, e->nbufs) :
+				      io_uring_register_buffers(&u->ring, iov, e->nbufs);
 		free(iov);
 	}
 	u->fixed_bufs = !err;

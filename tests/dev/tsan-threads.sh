@@ -14,11 +14,16 @@ for thr in 2 3 8 16; do
 		cmp -s "$T/in" "$T/out.$thr.$bpt" || fail "threads=$thr bpt=$bpt copy differs"
 	done
 done
-# 1 MiB transfers: the buffers' helper brings them in while the copy
-# runs (16 of them for 4 transfers: it may be stopped before it is done)
-run_pdd if="$T/in" of="$T/big" bs=512 bpt=2048 oflag=direct
+# large transfers: the buffers' helper brings them in while the copy
+# runs, and the engines hear when all are in (3 buffers of 1 MiB for 4
+# transfers), or it is stopped before it is done (the copy plans 16
+# transfers of 256 KiB, and reads its 4 MB in fewer)
+run_pdd if="$T/in" of="$T/big" bs=512 bpt=2048 qd=3 oflag=direct
 expect_rc 0
-cmp -s "$T/in" "$T/big" || fail "bpt=2048 copy differs"
+cmp -s "$T/in" "$T/big" || fail "bpt=2048 qd=3 copy differs"
+pdd bs=512 bpt=512 count=32768 <"$T/in" 2>"$T/err" | cat >"$T/big.pipe" ||
+	fail "pipe copy at bpt=512: $(cat "$T/err")"
+cmp -s "$T/in" "$T/big.pipe" || fail "pipe copy at bpt=512 differs"
 # streams on both sides, and a direct file output with a buffered tail
 pdd bs=1000 bpt=3 threads=8 <"$T/in" 2>"$T/err" | cat >"$T/pipe.out" || fail "pipe copy: $(cat "$T/err")"
 cmp -s "$T/in" "$T/pipe.out" || fail "pipe copy differs"

@@ -31,9 +31,14 @@ static struct faults cur;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 /* While rate= is set one request is served at a time, in the order the
  * requests came (a ticket each): a disk serves its queue in order, where
- * a plain mutex would let whichever thread the host woke first go next. */
+ * a plain mutex would let whichever thread the host woke first go next.
+ * Each ticket waits on its own condition (tickets modulo NWAKE), so that
+ * the end of a turn wakes the next in line alone, not every thread that
+ * waits: on two cores shared with the copy, waking them all cost turns
+ * their time. */
+#define NWAKE 64
 static pthread_mutex_t serve_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t serve_cond = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t serve_cond[NWAKE] = { [0 ... NWAKE - 1] = PTHREAD_COND_INITIALIZER };
 static uint64_t next_ticket, now_serving;	/* under serve_lock */
 static uint64_t busy_until;	/* the last turn's end, in the disk's time */
 static unsigned int jitter_seed = 1;	/* under lock */
@@ -270,7 +275,7 @@ void faults_turn_begin(struct faults_turn *t, int write, off_t off, size_t size)
 	uint64_t ticket = next_ticket++;
 
 	while (ticket != now_serving)
-		pthread_cond_wait(&serve_cond, &serve_lock);
+		pthread_cond_wait(&serve_cond[ticket % NWAKE], &serve_lock);
 	/* The disk keeps its own time: a request that was waiting when the
 	 * one before it ended starts at that end, not when this thread got
 	 * the lock, so that the host's wake-up latency (tens to hundreds of
@@ -301,7 +306,7 @@ void faults_turn_end(struct faults_turn *t)
 		;
 	pthread_mutex_lock(&serve_lock);
 	now_serving++;
-	pthread_cond_broadcast(&serve_cond);
+	pthread_cond_broadcast(&serve_cond[now_serving % NWAKE]);
 	pthread_mutex_unlock(&serve_lock);
 }
 

@@ -89,7 +89,7 @@ static void test_fill(void **state)
 
 	(void)state;
 	assert_int_equal(pdd_bufs_alloc(bufs, 4, 4096, 4096), 0);
-	assert_null(pdd_fill_new(bufs, 4, 4096));	/* 16 KiB: not worth a thread */
+	assert_null(pdd_fill_new(bufs, 4, 4096, UINT64_MAX));	/* 16 KiB: not worth a thread */
 	assert_true(pdd_fill_ready(NULL, 3, false));
 	assert_true(pdd_fill_all(NULL));
 	pdd_fill_end(NULL);
@@ -97,7 +97,7 @@ static void test_fill(void **state)
 
 	for (int round = 0; round < 3; round++) {
 		assert_int_equal(pdd_bufs_alloc(bufs, N, 4096, LEN), 0);
-		f = pdd_fill_new(bufs, N, LEN);
+		f = pdd_fill_new(bufs, N, LEN, UINT64_MAX);
 		assert_non_null(f);
 		assert_true(pdd_fill_ready(f, 0, false));	/* the first at once */
 		assert_false(pdd_fill_all(f));
@@ -122,9 +122,40 @@ static void test_fill(void **state)
 						 round ? 0 : (unsigned char)(i + 1));
 		pdd_bufs_free(bufs, N, 4096, LEN);
 	}
+	/* buffers that share pages with their neighbours, one written to
+	 * while the helper brings in the next */
+	enum { ODD = 3 * 65536 + 512 };
+	assert_int_equal(pdd_bufs_alloc(bufs, N, 512, ODD), 0);
+	f = pdd_fill_new(bufs, N, ODD, UINT64_MAX);
+	assert_non_null(f);
+	pdd_fill_go(f);
+	for (unsigned int i = 0; i < N; i++) {
+		assert_true(pdd_fill_ready(f, i, true));
+		memset(bufs[i], (int)(i + 1), ODD);
+	}
+	while (!pdd_fill_all(f))
+		;
+	pdd_fill_end(f);
+	for (unsigned int i = 0; i < N; i++)
+		for (size_t b = 0; b < ODD; b += 511)
+			assert_int_equal(((unsigned char *)bufs[i])[b], (unsigned char)(i + 1));
+	pdd_bufs_free(bufs, N, 512, ODD);
+	/* only the buffers of the transfers planned */
+	assert_int_equal(pdd_bufs_alloc(bufs, N, 4096, LEN), 0);
+	assert_null(pdd_fill_new(bufs, N, LEN, 1));
+	f = pdd_fill_new(bufs, N, LEN, 3);
+	assert_non_null(f);
+	assert_true(pdd_fill_ready(f, 5, false));	/* not the helper's */
+	pdd_fill_go(f);
+	while (!pdd_fill_all(f))
+		;
+	assert_true(resident(bufs[0], 3 * (size_t)LEN));
+	assert_false(resident(bufs[4], (size_t)LEN));	/* past the huge page of 2 and 3 */
+	pdd_fill_end(f);
+	pdd_bufs_free(bufs, N, 4096, LEN);
 	/* never started: ended all the same */
 	assert_int_equal(pdd_bufs_alloc(bufs, N, 4096, LEN), 0);
-	f = pdd_fill_new(bufs, N, LEN);
+	f = pdd_fill_new(bufs, N, LEN, UINT64_MAX);
 	assert_false(pdd_fill_ready(f, 1, false));
 	assert_true(pdd_fill_ready(f, 1, true));	/* brought in by the asker */
 	pdd_fill_end(f);
