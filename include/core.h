@@ -132,10 +132,12 @@ static inline bool core_buf_in(struct core *c)
 		return true;
 	if (!pdd_fill_ready(c->fill, pdd_seq_next_read(&c->seq) % pdd_seq_win(&c->seq), !c->reads))
 		return false;
-	if (pdd_fill_all(c->fill)) {
+	unsigned int n = pdd_fill_all(c->fill);
+
+	if (n) {
 		pdd_fill_end(c->fill);
 		c->fill = NULL;
-		pdd_drive_bufs_in(&c->drv);
+		pdd_drive_bufs_in(&c->drv, n);
 	}
 	return true;
 }

@@ -64,7 +64,7 @@ struct pdd_drive {
 	bool bufs_later;		/* set before pdd_drive_start(): the
 					 * buffers come into memory as the
 					 * copy starts, pdd_drive_bufs_in()
-					 * says when all are */
+					 * says when those it will use are */
 	const struct pdd_drive_ops *ops;
 	void *ctx;
 };
@@ -73,7 +73,7 @@ int pdd_drive_start(struct pdd_drive *d, const struct pdd_plan *p,
 		    const struct pdd_dev *side[2], void *const *bufs,
 		    unsigned int nbufs, unsigned int depth);
 int pdd_drive_submit(struct pdd_drive *d, int k, struct pdd_req *rq);
-void pdd_drive_bufs_in(struct pdd_drive *d);
+void pdd_drive_bufs_in(struct pdd_drive *d, unsigned int n);
 int pdd_drive_run(struct pdd_drive *d);
 int pdd_drive_flush(struct pdd_drive *d, int k, struct pdd_dev *dev);
 void pdd_drive_say_failed(const struct pdd_drive *d, const char *what, const char *why);

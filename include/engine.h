@@ -134,10 +134,10 @@ struct pdd_engine_ops {
 	int (*flush)(struct pdd_engine *e);
 	/* stop and free; every started request has been reaped */
 	void (*exit)(struct pdd_engine *e);
-	/* with bufs_later, every buffer is in memory now: an engine that
-	 * registers them with the kernel (which faults them in) does it
-	 * here.  NULL: nothing to do */
-	void (*bufs_in)(struct pdd_engine *e);
+	/* with bufs_later, the first n buffers (those the copy plans to
+	 * use) are in memory now: an engine that registers them with the
+	 * kernel (which faults them in) does it here.  NULL: nothing to do */
+	void (*bufs_in)(struct pdd_engine *e, unsigned int n);
 };
 
 /* pollfd() fills at most this many descriptors: an sg side opens one

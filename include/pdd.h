@@ -318,14 +318,15 @@ void pdd_bufs_free(void **bufs, unsigned int n, size_t align, size_t len);
  * by its first request, which is always safe.
  * pdd_fill_go() starts the helper.  Buffer 0 is ready at once.
  * pdd_fill_ready(): may buffer i be used?  With wait, it is brought in
- * first (for a loop with nothing in flight to wake it).  pdd_fill_all():
- * every buffer is in.  pdd_fill_end() stops the helper and frees f,
- * before the buffers go.  f may be NULL in each. */
+ * first (for a loop with no read in flight to wake it).  pdd_fill_all():
+ * 0 until every buffer the helper is for is in, then how many those are.
+ * pdd_fill_end() stops the helper and frees f, before the buffers go.
+ * f may be NULL in each. */
 struct pdd_fill;
 struct pdd_fill *pdd_fill_new(void *const *bufs, unsigned int n, size_t len, uint64_t use);
 void pdd_fill_go(struct pdd_fill *f);
 bool pdd_fill_ready(struct pdd_fill *f, unsigned int i, bool wait);
-bool pdd_fill_all(struct pdd_fill *f);
+unsigned int pdd_fill_all(struct pdd_fill *f);
 void pdd_fill_end(struct pdd_fill *f);
 
 /* Are reads (writes, for an output) through fd throttled by this

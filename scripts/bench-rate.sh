@@ -31,7 +31,10 @@
 # first).  Times are wall clock from the start of the command, each
 # program loaded once before (fio's from its own report, without its
 # start).  The table gives median seconds, the ratio to the slower disk's
-# time (target: at most 1.05), CPU seconds per GiB and peak RSS.
+# time (target: at most 1.05), CPU seconds per GiB, peak RSS and, for the
+# rate model, the disk time the host lost: faultfs's turns that ran over
+# because their server thread was woken late (late_us in its control
+# file), source and target together, in ms.
 #
 # Jitter (JITTER=1): a rate-model source at JIT_READ MB/s whose every
 # other JIT_AREA_MIB MiB area is served at JIT_SLOW MB/s (faultfs
@@ -39,12 +42,12 @@
 # MB/s, copied by pdd (uring) at each qd in QDS and each X: how the window
 # in flight (qd x X) absorbs the slow areas, as mbuffer's buffer does.
 #
-#   scripts/bench-rate.sh                        # everything, ~25 min
+#   scripts/bench-rate.sh                        # everything, ~45 min
 #   MODELS=blkio LIMITS=120/90 RUNS=1 JITTER=0 scripts/bench-rate.sh
 #   MODELS= scripts/bench-rate.sh                # the jitter sweep alone
 #
 # Settings (environment): MODELS="blkio rate" LIMITS="120/90 90/120
-#   100/100" XFERS="65536 1048576" SIZE_MIB=256 RUNS=3
+#   100/100" XFERS="65536 1048576" SIZE_MIB=512 RUNS=3
 #   ENGINES="uring aio threads" JITTER=1 QDS="1 2 4 8 16 32 64"
 #   JIT_READ=240 JIT_SLOW=60 JIT_WRITE=90 JIT_AREA_MIB=8
 #   OUT=results/bench-rate-DATE PDD=./pdd
@@ -57,7 +60,7 @@ set -euo pipefail
 MODELS=${MODELS-blkio rate}
 LIMITS=${LIMITS:-120/90 90/120 100/100}
 XFERS=${XFERS:-65536 1048576}
-SIZE_MIB=${SIZE_MIB:-256}
+SIZE_MIB=${SIZE_MIB:-512}
 RUNS=${RUNS:-3}
 ENGINES=${ENGINES:-uring aio threads}
 JITTER=${JITTER:-1}
@@ -157,6 +160,21 @@ setup() {
 	fi
 }
 
+# faultfs's turns that ran over (their server thread woken late): the
+# disk's time the host lost, zeroed before each run (the fault set
+# written back as it is, with reset) and read after it, in ms
+late_reset() {
+	local m
+	for m in "$DIR/ms" "$DIR/md"; do
+		mountpoint -q "$m" || continue
+		echo "$(head -1 "$m/control") reset" >"$m/control"
+	done
+}
+late_ms() {	# late_ms MOUNT -> ms, or nothing without faultfs
+	mountpoint -q "$1" || return 0
+	tail -1 "$1/control" | tr ' ' '\n' | awk -F= '$1 == "late_us" { printf "%.0f", $2 / 1000 }'
+}
+
 # inside CMD...: run in the model's cgroup (the process joins it before
 # it opens a device, as its io_uring and AIO workers do)
 inside() {
@@ -185,10 +203,10 @@ tool_cmd() {	# tool_cmd TOOL X [QD] -> CMD
 }
 
 declare -A CHECKED=()
-echo "model,limits,xfer,tool,qd,round,rc,seconds,user_s,sys_s,maxrss_kib,check" >"$OUT/runs.csv"
+echo "model,limits,xfer,tool,qd,round,rc,seconds,user_s,sys_s,maxrss_kib,check,late_src_ms,late_dst_ms" >"$OUT/runs.csv"
 # run_one KEY TOOL X ROUND [QD]: one timed run, a line in runs.csv
 run_one() {
-	local key=$1 t=$2 x=$3 round=$4 qd=${5:-} log tf t0 t1 rc=0 secs u s m chk=""
+	local key=$1 t=$2 x=$3 round=$4 qd=${5:-} log tf t0 t1 rc=0 secs u s m chk="" ls ld
 	tool_cmd "$t" "$x" "$qd"
 	log=$OUT/logs/${key//\//-}-$t-$x-q${qd:-d}-r$round.log
 	tf=$log.time
@@ -204,10 +222,12 @@ run_one() {
 	fio-*) fio --version >/dev/null ;;
 	*) "$t" --version >/dev/null 2>&1 || true ;;
 	esac
+	late_reset
 	t0=$(date +%s%N)
 	# fio's JSON alone on stdout, its warnings apart
 	inside /usr/bin/time -f '%e %U %S %M' -o "$tf" "${CMD[@]}" >"$log" 2>"$log.err" || rc=$?
 	t1=$(date +%s%N)
+	ls=$(late_ms "$DIR/ms") ld=$(late_ms "$DIR/md")
 	secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')
 	if [[ $t == fio-* && $rc == 0 ]]; then
 		# fio's own run time, without its start
@@ -221,9 +241,9 @@ run_one() {
 		CHECKED[$key:$t:$x:$qd]=$chk
 		[[ $chk == ok ]] || echo "bench-rate.sh: $t X=$x $key: the copy differs (see $log)" >&2
 	fi
-	echo "${key%%:*},${key#*:},$x,$t,$qd,$round,$rc,$secs,$u,$s,$m,$chk" >>"$OUT/runs.csv"
-	printf '  %-6s %-8s X=%-8s %-12s qd=%-3s round %s rc=%s %8s s %s\n' "${key%%:*}" "${key#*:}" \
-		"$x" "$t" "${qd:--}" "$round" "$rc" "$secs" "$chk" >&2
+	echo "${key%%:*},${key#*:},$x,$t,$qd,$round,$rc,$secs,$u,$s,$m,$chk,$ls,$ld" >>"$OUT/runs.csv"
+	printf '  %-6s %-8s X=%-8s %-12s qd=%-3s round %s rc=%s %8s s %s%s\n' "${key%%:*}" "${key#*:}" \
+		"$x" "$t" "${qd:--}" "$round" "$rc" "$secs" "$chk" "${ls:+ (lost ms: $ls/$ld)}" >&2
 }
 
 TOOLS=(dd sgp_dd)
@@ -273,7 +293,7 @@ NR == 1 { next }
 $7 != 0 || $12 == "FAIL" { bad[$1 SUBSEP $2 SUBSEP $3 SUBSEP $4 SUBSEP $5] = 1; next }
 {
 	k = $1 SUBSEP $2 SUBSEP $3 SUBSEP $4 SUBSEP $5
-	n[k]++; t[k, n[k]] = $8; c[k, n[k]] = ($9 + $10) / (size / 1024)
+	n[k]++; t[k, n[k]] = $8; c[k, n[k]] = ($9 + $10) / (size / 1024); l[k, n[k]] = $13 + $14
 	if ($11 > rss[k]) rss[k] = $11
 	if (!(k in seen)) { seen[k] = 1; order[++no] = k }
 }
@@ -285,17 +305,18 @@ function med(a, k, m,   i, j, v, x) {
 END {
 	for (i = 1; i <= no; i++) {
 		k = order[i]; split(k, f, SUBSEP)
-		T[k] = med(t, k, n[k]); C[k] = med(c, k, n[k]); slow[f[1] SUBSEP f[2] SUBSEP f[3]] += 0
+		T[k] = med(t, k, n[k]); C[k] = med(c, k, n[k]); L[k] = med(l, k, n[k])
+		slow[f[1] SUBSEP f[2] SUBSEP f[3]] += 0
 		g = f[1] SUBSEP f[2] SUBSEP f[3]
 		if (f[4] == "fio-read" || f[4] == "fio-write") if (T[k] > slow[g]) slow[g] = T[k]
 	}
-	printf "%-6s %-8s %-5s %-11s %-3s %8s %9s %10s %8s\n", "model", "limits", "xfer", "tool", "qd", "seconds", "x slower", "CPU s/GiB", "RSS MiB"
+	printf "%-6s %-8s %-5s %-11s %-3s %8s %9s %10s %8s %8s\n", "model", "limits", "xfer", "tool", "qd", "seconds", "x slower", "CPU s/GiB", "RSS MiB", "lost ms"
 	for (i = 1; i <= no; i++) {
 		k = order[i]; split(k, f, SUBSEP)
 		g = f[1] SUBSEP f[2] SUBSEP f[3]
-		printf "%-6s %-8s %-5s %-11s %-3s %8.2f %9.2f %10.2f %8.1f\n", f[1], f[2],
+		printf "%-6s %-8s %-5s %-11s %-3s %8.2f %9.2f %10.2f %8.1f %8s\n", f[1], f[2],
 			(f[3] >= 1048576 ? f[3] / 1048576 "M" : f[3] / 1024 "K"), f[4], (f[5] == "" ? "-" : f[5]),
-			T[k], (slow[g] > 0 ? T[k] / slow[g] : 0), C[k], rss[k] / 1024
+			T[k], (slow[g] > 0 ? T[k] / slow[g] : 0), C[k], rss[k] / 1024, (f[1] == "blkio" ? "-" : L[k])
 	}
 	for (k in bad) { split(k, f, SUBSEP); printf "FAILED or wrong: %s %s %s %s qd=%s\n", f[1], f[2], f[3], f[4], f[5] }
 }' "$OUT/runs.csv" | tee "$OUT/table.txt"

@@ -123,12 +123,15 @@ static bool fill_one(struct pdd_fill *f, unsigned int i)
 	uintptr_t b = (uintptr_t)f->bufs[i], lo = b / page * page;
 	uintptr_t hi = (b + f->len + page - 1) / page * page;
 
-	for (uintptr_t p = lo; p < hi; p += HUGE) {
+	for (uintptr_t p = lo, end; p < hi; p = end) {
+		end = (p / HUGE + 1) * HUGE;
+		if (end > hi)
+			end = hi;
 		if (atomic_load(&f->stop))
 			return false;
-		if (madvise((void *)p, hi - p < HUGE ? hi - p : HUGE, MADV_POPULATE_WRITE))
+		if (madvise((void *)p, end - p, MADV_POPULATE_WRITE))
 			break;
-		if (hi - p <= HUGE)
+		if (end == hi)
 			return true;
 	}
 	((volatile uint8_t *)b)[0] = 0;
@@ -233,9 +236,9 @@ bool pdd_fill_ready(struct pdd_fill *f, unsigned int i, bool wait)
 	return true;
 }
 
-bool pdd_fill_all(struct pdd_fill *f)
+unsigned int pdd_fill_all(struct pdd_fill *f)
 {
-	return !f || atomic_load_explicit(&f->count, memory_order_acquire) == f->n;
+	return f && atomic_load_explicit(&f->count, memory_order_acquire) == f->n ? f->n : 0;
 }
 
 void pdd_fill_end(struct pdd_fill *f)

@@ -65,12 +65,12 @@ int pdd_drive_start(struct pdd_drive *d, const struct pdd_plan *p,
 	return err;
 }
 
-/* Every buffer is in memory now (pdd_drive.bufs_later). */
-void pdd_drive_bufs_in(struct pdd_drive *d)
+/* The first n buffers are in memory now (pdd_drive.bufs_later). */
+void pdd_drive_bufs_in(struct pdd_drive *d, unsigned int n)
 {
 	for (int k = PDD_IN; k <= PDD_OUT; k++)
 		if (d->eng[k].ops && d->eng[k].ops->bufs_in)
-			d->eng[k].ops->bufs_in(&d->eng[k]);
+			d->eng[k].ops->bufs_in(&d->eng[k], n);
 }
 
 /* The verbose line saying who moves the bytes, and how many worker

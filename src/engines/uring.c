@@ -29,7 +29,7 @@
 
 struct uring_priv {
 	struct io_uring ring;		/* the ring */
-	bool fixed_bufs;		/* e->bufs are registered */
+	unsigned int nfixed;		/* e->bufs[0..nfixed) are registered */
 	bool fixed_files;		/* fds[] are registered */
 	bool async;			/* issue from the kernel's workers (throttle.c) */
 	int fds[NFILES];		/* registered descriptors, by slot */
@@ -69,33 +69,37 @@ static void register_files(struct pdd_engine *e, struct uring_priv *u)
 		pdd_info(1, "uring: descriptors not registered: %s", strerror(-err));
 }
 
-static void register_buffers(struct pdd_engine *e, struct uring_priv *u)
+/* the first n of e->bufs */
+static void register_buffers(struct pdd_engine *e, struct uring_priv *u, unsigned int n)
 {
-	struct iovec *iov = calloc(e->nbufs, sizeof(*iov));
+	struct iovec *iov = calloc(n, sizeof(*iov));
 	int err = -ENOMEM;
 
 	if (iov) {
-		for (unsigned int i = 0; i < e->nbufs; i++) {
+		for (unsigned int i = 0; i < n; i++) {
 			iov[i].iov_base = e->bufs[i];
 			iov[i].iov_len = e->buf_len;
 		}
 		/* during the copy, with IORING_REGISTER_BUFFERS2 (Linux 5.13):
 		 * on older kernels the plain kind waits for every request in
 		 * flight, and a kernel without it refuses (plain buffers then) */
-		err = e->bufs_later ? io_uring_register_buffers_tags(&u->ring, iov, NULL, e->nbufs) :
-				      io_uring_register_buffers(&u->ring, iov, e->nbufs);
+		err = e->bufs_later ? io_uring_register_buffers_tags(&u->ring, iov, NULL, n) :
+				      io_uring_register_buffers(&u->ring, iov, n);
 		free(iov);
 	}
-	u->fixed_bufs = !err;
+	u->nfixed = err ? 0 : n;
 	if (err)
 		pdd_info(1, "uring: buffers not registered (%s): using plain ones",
 			 strerror(-err));
 }
 
-static void uring_bufs_in(struct pdd_engine *e)
+/* those the copy plans to use, brought in: the rest (transfers cut at
+ * holes may reach them) go with plain buffers rather than be pinned, and
+ * so faulted in, for nothing */
+static void uring_bufs_in(struct pdd_engine *e, unsigned int n)
 {
 	if (e->dev->direct && e->buf_len <= PDD_URING_FIXED_MAX)
-		register_buffers(e, e->priv);
+		register_buffers(e, e->priv, n);
 }
 
 static int uring_init(struct pdd_engine *e)
@@ -118,7 +122,7 @@ static int uring_init(struct pdd_engine *e)
 	 * cache they save nothing.  Pinning them faults them all in: where
 	 * that is still to come, once they are in (uring_bufs_in) */
 	if (!e->bufs_later)
-		uring_bufs_in(e);
+		uring_bufs_in(e, e->nbufs);
 	/* a direct request that the cgroup throttles would be charged twice
 	 * when issued without waiting first (throttle.c) */
 	u->async = e->dev->direct && pdd_throttled(e->dev->fd, e->dev->output);
@@ -151,7 +155,7 @@ static int uring_submit(struct pdd_engine *e, struct pdd_req *rq)
 		fd = idx;
 	if (rq->op == PDD_OP_ZERO) {
 		io_uring_prep_fallocate(sqe, fd, rq->zero_mode, off, rq->len);
-	} else if (u->fixed_bufs && rq->positional) {
+	} else if (rq->buf_idx < u->nfixed && rq->positional) {
 		if (rd)
 			io_uring_prep_read_fixed(sqe, fd, rq->buf, rq->len, off, rq->buf_idx);
 		else

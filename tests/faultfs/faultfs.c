@@ -16,7 +16,7 @@
  *     [jitter_us=N] [rate=N] [write_rate=N] [slow_rate=A-B:N,...]
  *   reads=N writes=N failed_reads=N failed_writes=N fsyncs=N failed_fsyncs=N
  *     read_bytes=N written_bytes=N fallocates=N failed_fallocates=N
- *     fallocated_bytes=N
+ *     fallocated_bytes=N late_turns=N late_us=N
  *
  * (two lines, each cut here; the keys in brackets only when set, so that
  * the first line reads as it did before there were such keys; written
@@ -197,6 +197,7 @@ static int ff_open(const char *path, struct fuse_file_info *fi)
 {
 	struct snap *s;
 	FILE *o;
+	uint64_t late, late_us;
 
 	fi->direct_io = 1;
 	fi->fh = 0;
@@ -210,14 +211,16 @@ static int ff_open(const char *path, struct fuse_file_info *fi)
 		return -ENOMEM;
 	}
 	faults_show(o);
+	faults_late(&late, &late_us, 0);
 	fprintf(o, "reads=%" PRIuFAST64 " writes=%" PRIuFAST64 " failed_reads=%" PRIuFAST64
 		" failed_writes=%" PRIuFAST64 " fsyncs=%" PRIuFAST64 " failed_fsyncs=%" PRIuFAST64,
 		atomic_load(&n_reads), atomic_load(&n_writes), atomic_load(&n_bad_reads),
 		atomic_load(&n_bad_writes), atomic_load(&n_fsyncs), atomic_load(&n_bad_fsyncs));
 	fprintf(o, " read_bytes=%" PRIuFAST64 " written_bytes=%" PRIuFAST64 " fallocates=%" PRIuFAST64
-		" failed_fallocates=%" PRIuFAST64 " fallocated_bytes=%" PRIuFAST64 "\n",
+		" failed_fallocates=%" PRIuFAST64 " fallocated_bytes=%" PRIuFAST64
+		" late_turns=%" PRIu64 " late_us=%" PRIu64 "\n",
 		atomic_load(&n_read_bytes), atomic_load(&n_written_bytes), atomic_load(&n_fallocs),
-		atomic_load(&n_bad_fallocs), atomic_load(&n_falloc_bytes));
+		atomic_load(&n_bad_fallocs), atomic_load(&n_falloc_bytes), late, late_us);
 	if (fclose(o)) {
 		free(s->buf);
 		free(s);
@@ -316,6 +319,7 @@ static int ff_write(const char *path, const char *buf, size_t size, off_t off,
 	struct faults_turn turn;
 	size_t done = 0;
 	int reset, r, failed;
+	uint64_t late, late_us;
 
 	(void)fi;
 	if (is(path, "/control")) {
@@ -334,6 +338,7 @@ static int ff_write(const char *path, const char *buf, size_t size, off_t off,
 			atomic_store(&n_fallocs, 0);
 			atomic_store(&n_bad_fallocs, 0);
 			atomic_store(&n_falloc_bytes, 0);
+			faults_late(&late, &late_us, 1);
 		}
 		return (int)size;
 	}

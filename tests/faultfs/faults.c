@@ -41,6 +41,7 @@ static pthread_mutex_t serve_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t serve_cond[NWAKE] = { [0 ... NWAKE - 1] = PTHREAD_COND_INITIALIZER };
 static uint64_t next_ticket, now_serving;	/* under serve_lock */
 static uint64_t busy_until;	/* the last turn's end, in the disk's time */
+static uint64_t late_turns, late_ns;	/* turns that ran over, and by how much */
 static unsigned int jitter_seed = 1;	/* under lock */
 
 static int number(const char *s, uint64_t *v)
@@ -297,16 +298,30 @@ void faults_turn_end(struct faults_turn *t)
 	uint64_t now = now_ns();
 
 	pthread_mutex_lock(&serve_lock);
-	/* a turn that ran over (its delays or real I/O took longer than the
-	 * rate allows) ends now: the next does not start in the past */
-	if (now > busy_until)
+	/* a turn that ran over (its thread was woken late, or its delays or
+	 * real I/O took longer than the rate allows) ends now: the next does
+	 * not start in the past.  That time is the disk's, lost: counted. */
+	if (now > busy_until) {
+		late_turns++;
+		late_ns += now - busy_until;
 		busy_until = now;
+	}
 	pthread_mutex_unlock(&serve_lock);
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;
 	pthread_mutex_lock(&serve_lock);
 	now_serving++;
 	pthread_cond_broadcast(&serve_cond[now_serving % NWAKE]);
+	pthread_mutex_unlock(&serve_lock);
+}
+
+void faults_late(uint64_t *turns, uint64_t *us, int reset)
+{
+	pthread_mutex_lock(&serve_lock);
+	*turns = late_turns;
+	*us = late_ns / 1000;
+	if (reset)
+		late_turns = late_ns = 0;
 	pthread_mutex_unlock(&serve_lock);
 }
 

@@ -38,6 +38,10 @@ struct faults_turn {
 };
 void faults_turn_begin(struct faults_turn *t, int write, off_t off, size_t size);
 void faults_turn_end(struct faults_turn *t);
+/* turns at a rate that ran over their time (their thread woken late, or
+ * their real I/O or delays slower than the rate), and by how long in
+ * all: the disk's time lost, as the host kept up no better */
+void faults_late(uint64_t *turns, uint64_t *us, int reset);
 
 /* fsync=1, fallocate=1 */
 int faults_fsync(void);
