@@ -37,7 +37,6 @@
 #define MADV_POPULATE_WRITE 23	/* Linux 5.14; older C libraries lack it */
 #endif
 
-
 #define HUGE (2u << 20)
 
 static size_t page_size(void)

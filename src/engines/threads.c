@@ -350,7 +350,7 @@ static unsigned int threads_cancel(struct pdd_engine *e)
  * 0.90-0.96x at 64), and small transfers find requests to merge */
 static unsigned int threads_depth(size_t xfer, unsigned int threads)
 {
-	unsigned int window = xfer ? pdd_depth_for(16u << 20, xfer) : 64;
+	unsigned int window = xfer ? pdd_async_depth(xfer, threads) : 64;
 
 	return 2 * threads > window ? 2 * threads : window;
 }

@@ -211,7 +211,7 @@ static int ff_open(const char *path, struct fuse_file_info *fi)
 		return -ENOMEM;
 	}
 	faults_show(o);
-	faults_late(&late, &late_us, 0);
+	faults_late(&late, &late_us);
 	fprintf(o, "reads=%" PRIuFAST64 " writes=%" PRIuFAST64 " failed_reads=%" PRIuFAST64
 		" failed_writes=%" PRIuFAST64 " fsyncs=%" PRIuFAST64 " failed_fsyncs=%" PRIuFAST64,
 		atomic_load(&n_reads), atomic_load(&n_writes), atomic_load(&n_bad_reads),
@@ -319,7 +319,6 @@ static int ff_write(const char *path, const char *buf, size_t size, off_t off,
 	struct faults_turn turn;
 	size_t done = 0;
 	int reset, r, failed;
-	uint64_t late, late_us;
 
 	(void)fi;
 	if (is(path, "/control")) {
@@ -338,7 +337,6 @@ static int ff_write(const char *path, const char *buf, size_t size, off_t off,
 			atomic_store(&n_fallocs, 0);
 			atomic_store(&n_bad_fallocs, 0);
 			atomic_store(&n_falloc_bytes, 0);
-			faults_late(&late, &late_us, 1);
 		}
 		return (int)size;
 	}

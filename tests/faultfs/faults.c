@@ -156,6 +156,11 @@ int faults_set(const char *line, size_t len, int *reset)
 			cur = *f;
 			pthread_mutex_unlock(&lock);
 		}
+		if (!r && *reset) {
+			pthread_mutex_lock(&serve_lock);
+			late_turns = late_ns = 0;
+			pthread_mutex_unlock(&serve_lock);
+		}
 	}
 	free(s);
 	free(f);
@@ -315,13 +320,11 @@ void faults_turn_end(struct faults_turn *t)
 	pthread_mutex_unlock(&serve_lock);
 }
 
-void faults_late(uint64_t *turns, uint64_t *us, int reset)
+void faults_late(uint64_t *turns, uint64_t *us)
 {
 	pthread_mutex_lock(&serve_lock);
 	*turns = late_turns;
 	*us = late_ns / 1000;
-	if (reset)
-		late_turns = late_ns = 0;
 	pthread_mutex_unlock(&serve_lock);
 }
 

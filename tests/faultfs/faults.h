@@ -14,7 +14,8 @@
 #include <sys/types.h>
 
 /* replace the fault set by the FAULTs in line[0, len) (need not end in
- * NUL); *reset set when it says "reset".  0, -EINVAL (the set unchanged)
+ * NUL); *reset set when it says "reset" (the late turns are zeroed here,
+ * the caller's counters by the caller).  0, -EINVAL (the set unchanged)
  * or -ENOMEM */
 int faults_set(const char *line, size_t len, int *reset);
 
@@ -40,8 +41,9 @@ void faults_turn_begin(struct faults_turn *t, int write, off_t off, size_t size)
 void faults_turn_end(struct faults_turn *t);
 /* turns at a rate that ran over their time (their thread woken late, or
  * their real I/O or delays slower than the rate), and by how long in
- * all: the disk's time lost, as the host kept up no better */
-void faults_late(uint64_t *turns, uint64_t *us, int reset);
+ * all: the disk's time lost, as the host kept up no better ("reset"
+ * in a faults_set() line zeroes them) */
+void faults_late(uint64_t *turns, uint64_t *us);
 
 /* fsync=1, fallocate=1 */
 int faults_fsync(void);
